@@ -1,0 +1,155 @@
+// Materialization: writing an expression into a destination tensor.
+//
+// The plan merges dimensions, the expression becomes a trivially copyable
+// evaluator, and the output is walked row by row in tiles. A row whose
+// operands all have inner stride 0 or 1 runs on xsimd batches; any other row
+// runs a strided scalar loop. Tiles are the unit of parallel work: they start
+// at fixed columns, so results never depend on the thread count.
+#pragma once
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "../tensor.hpp"
+#include "small_vector.hpp"
+#include "thread_pool.hpp"
+
+namespace tsr::detail {
+
+// Elements per tile along a row: a multiple of every batch width.
+inline constexpr int64_t kTile = 4096;
+// Below this many elements an evaluation stays on the calling thread.
+inline constexpr int64_t kParallelGrain = 32768;
+
+template <class E>
+using evaluator_t = decltype(std::declval<const E&>().evaluator(std::declval<const Plan&>()));
+
+// Writes n elements of a row: out[i * out_stride] = ev[i].
+template <class T, class Ev>
+inline void write_row(T* out, int64_t out_stride, const Ev& ev, int64_t n) {
+  if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
+    if (out_stride == 1 && ev.unit_inner()) {
+      using B = xsimd::batch<T>;
+      constexpr int64_t W = static_cast<int64_t>(B::size);
+      int64_t i = 0;
+      for (; i + 2 * W <= n; i += 2 * W) {
+        B x0 = ev.template batch<B>(i);
+        B x1 = ev.template batch<B>(i + W);
+        x0.store_unaligned(out + i);
+        x1.store_unaligned(out + i + W);
+      }
+      for (; i + W <= n; i += W) ev.template batch<B>(i).store_unaligned(out + i);
+      for (; i < n; ++i) out[i] = ev[i];
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) out[i * out_stride] = convert<T>(ev[i]);
+}
+
+// Calls f(idx, n) for each tile in units [ub, ue) of a plan: idx is the
+// tile's starting index (plan.ndim entries), n its length.
+template <class F>
+inline void for_each_tile(const Plan& p, int64_t ub, int64_t ue, F&& f) {
+  const int64_t inner = p.inner_size();
+  const int64_t tiles_per_row = (inner + kTile - 1) / kTile;
+  int64_t idx[kMaxEvalDims];
+  for (int64_t u = ub; u < ue; ++u) {
+    const int64_t row = u / tiles_per_row, col = (u % tiles_per_row) * kTile;
+    p.row_index(row, col, idx);
+    f(idx, std::min(kTile, inner - col));
+  }
+}
+
+inline int64_t tile_count(const Plan& p) {
+  return p.rows() * ((p.inner_size() + kTile - 1) / kTile);
+}
+
+// True when writing `src` into `dst` element by element could read an
+// element after it was overwritten: a leaf shares memory with dst under a
+// different element mapping. The identical mapping (x += x * 2) is safe.
+template <class T, class E>
+bool needs_temporary(const Tensor<T>& dst, const E& src) {
+  bool need = false;
+  auto extent = [](const auto& t) {
+    int64_t e = 1;
+    for (int64_t d = 0; d < t.dim(); ++d) e += (t.sizes()[d] - 1) * t.strides()[d];
+    return e;
+  };
+  const auto dst_begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(dst.storage()->data()) +
+                                                     dst.storage_offset() * int64_t(sizeof(T)));
+  const auto dst_end = dst_begin + static_cast<uintptr_t>(extent(dst)) * sizeof(T);
+  src.for_each_leaf([&](const auto& leaf) {
+    using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+    if (need || leaf.storage() != dst.storage() || leaf.numel() == 0) return;
+    const auto begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(leaf.storage()->data()) +
+                                                   leaf.storage_offset() * int64_t(sizeof(L)));
+    const auto end = begin + static_cast<uintptr_t>(extent(leaf)) * sizeof(L);
+    if (end <= dst_begin || dst_end <= begin) return;
+    bool same = sizeof(L) == sizeof(T) && leaf.storage_offset() == dst.storage_offset();
+    const std::size_t rank = dst.sizes().size();
+    int64_t st[64];
+    if (same && leaf.sizes().size() <= 64) {
+      broadcast_strides(leaf.sizes(), leaf.strides(), rank, st);
+      for (std::size_t d = 0; d < rank && same; ++d) same = dst.sizes()[d] == 1 || st[d] == dst.strides()[d];
+    } else {
+      same = false;
+    }
+    need = !same;
+  });
+  return need;
+}
+
+// dst[...] = src, broadcasting src to dst's shape (which never changes).
+template <class T, class E>
+void assign(const Tensor<T>& dst, const E& src) {
+  const Shape& out = dst.sizes();
+  if (!(src.sizes() == out)) {
+    const Shape b = broadcast_shapes(out, src.sizes());
+    check(b == out, "output with shape ", out, " doesn't match the broadcast shape ", b);
+  }
+  const std::size_t rank = out.size();
+  for (std::size_t d = 0; d < rank; ++d)
+    check(dst.strides()[d] != 0 || out[d] <= 1,
+          "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+          "location. Please clone() the tensor before performing the operation.");
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  dst.check_storage();
+  if (needs_temporary(dst, src)) {
+    const auto tmp = Tensor<typename E::value_type>::allocate(src.sizes());
+    assign(tmp, src);
+    assign(dst, tmp);
+    return;
+  }
+
+  // Every operand's strides, broadcast to the output's rank: dst first.
+  SmallVector<int64_t, 64> strides(rank);
+  for (std::size_t d = 0; d < rank; ++d) strides[d] = dst.strides()[d];
+  src.for_each_leaf([&](const auto& leaf) {
+    const std::size_t at = strides.size();
+    strides.resize(at + rank);
+    broadcast_strides(leaf.sizes(), leaf.strides(), rank, strides.data() + at);
+  });
+  const Plan plan = Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
+
+  const auto ev = src.evaluator(plan);
+  static_assert(std::is_trivially_copyable_v<std::remove_const_t<decltype(ev)>>, "evaluators must be trivially copyable");
+  const TensorEval<T> out_ev = dst.evaluator(plan);
+  T* const out_base = const_cast<T*>(out_ev.base);
+
+  auto run = [&](int64_t ub, int64_t ue) {
+    auto local = ev;
+    for_each_tile(plan, ub, ue, [&](const int64_t* idx, int64_t len) {
+      local.set_row(idx, plan.ndim);
+      int64_t off = 0;
+      for (int k = 0; k < plan.ndim; ++k) off += idx[k] * out_ev.st[k];
+      write_row(out_base + off, out_ev.inner, local, len);
+    });
+  };
+  const int64_t units = tile_count(plan);
+  if (n < kParallelGrain || units < 2) run(0, units);
+  else ThreadPool::instance().parallel_for(units, run);
+  dst.storage()->bump_version();
+}
+
+}  // namespace tsr::detail

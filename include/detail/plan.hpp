@@ -1,0 +1,83 @@
+// The iteration plan of one evaluation: the output shape with size-1
+// dimensions dropped and dimensions merged wherever every operand is
+// contiguous across them, so that the inner loop runs as long as possible.
+#pragma once
+
+#include "../shape.hpp"
+#include "config.hpp"
+
+namespace tsr::detail {
+
+// Writes the strides of a tensor (sizes, strides) broadcast to rank `rank`
+// into r[0..rank): 0 where broadcast.
+inline void broadcast_strides(const Shape& sizes, const Strides& strides, std::size_t rank, int64_t* r) {
+  const std::size_t lead = rank - sizes.size();
+  for (std::size_t i = 0; i < lead; ++i) r[i] = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) r[lead + i] = sizes[i] == 1 ? 0 : strides[i];
+}
+
+struct Plan {
+  int out_rank = 0;  // rank of the output shape the plan was made for
+  int ndim = 1;
+  int64_t sizes[kMaxEvalDims] = {1};
+  int src[kMaxEvalDims] = {-1};  // the original dim whose stride each dim uses; -1: none
+
+  // Builds the plan for `out` given every operand's broadcast strides, laid
+  // out one after another, out.size() values per operand.
+  static Plan make(const Shape& out, const int64_t* strides, int n_operands) {
+    const int rank = static_cast<int>(out.size());
+    Plan p;
+    p.out_rank = static_cast<int>(out.size());
+    int n = 0;
+    int64_t group_size = 1;
+    // Walk from the innermost dim outwards, merging into the current group
+    // while every operand stays contiguous across the boundary.
+    int rev_src[64];
+    int64_t rev_sizes[64];
+    for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
+      if (out[d] == 1) continue;
+      bool merge = n > 0;
+      if (merge) {
+        const int inner = rev_src[n - 1];
+        for (int o = 0; o < n_operands && merge; ++o) {
+          const int64_t* st = strides + o * rank;
+          merge = st[d] == st[inner] * group_size;
+        }
+      }
+      if (merge) {
+        group_size *= out[d];
+        rev_sizes[n - 1] = group_size;
+      } else {
+        check(n < kMaxEvalDims, "tessera evaluates expressions of at most ", kMaxEvalDims,
+              " non-mergeable dimensions; got a tensor of shape ", out);
+        rev_src[n] = d;
+        rev_sizes[n] = group_size = out[d];
+        ++n;
+      }
+    }
+    if (n == 0) return p;  // a single element
+    p.ndim = n;
+    for (int k = 0; k < n; ++k) {
+      p.src[k] = rev_src[n - 1 - k];
+      p.sizes[k] = rev_sizes[n - 1 - k];
+    }
+    return p;
+  }
+
+  int64_t inner_size() const { return sizes[ndim - 1]; }
+  int64_t rows() const {
+    int64_t r = 1;
+    for (int k = 0; k + 1 < ndim; ++k) r *= sizes[k];
+    return r;
+  }
+  // Fills idx[0..ndim-1] for the start of row `row` at column `col`.
+  void row_index(int64_t row, int64_t col, int64_t* idx) const {
+    idx[ndim - 1] = col;
+    for (int k = ndim - 2; k >= 0; --k) {
+      idx[k] = row % sizes[k];
+      row /= sizes[k];
+    }
+  }
+};
+
+}  // namespace tsr::detail

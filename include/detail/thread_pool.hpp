@@ -1,0 +1,157 @@
+// A persistent fork-join pool: parallel_for splits a range of work units into
+// one contiguous chunk per thread; the calling thread runs the first chunk.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "../errors.hpp"
+
+namespace tsr::detail {
+
+class ThreadPool {
+ public:
+  static ThreadPool& instance() {
+    static ThreadPool pool;
+    return pool;
+  }
+
+  int num_threads() const { return num_threads_; }
+
+  void set_num_threads(int n) {
+    check(n > 0, "set_num_threads expects a positive number of threads, got ", n);
+    std::lock_guard run(run_mutex_);
+    stop_workers();
+    num_threads_ = n;
+    start_workers();
+  }
+
+  // Calls fn(begin, end) on disjoint chunks covering [0, n). Chunk boundaries
+  // depend only on n and the thread count; callers that need results
+  // independent of the thread count split their work into fixed units first.
+  template <class F>
+  void parallel_for(int64_t n, const F& fn) {
+    const int64_t threads = std::min<int64_t>(num_threads_, n);
+    if (threads <= 1 || in_worker()) {
+      if (n > 0) fn(int64_t{0}, n);
+      return;
+    }
+    std::lock_guard run(run_mutex_);  // one parallel region at a time
+    Job job;
+    job.call = &invoke<F>;
+    job.fn = &fn;
+    job.n = n;
+    job.threads = threads;
+    {
+      std::lock_guard lock(mutex_);
+      job_ = &job;
+      job_threads_ = threads;
+      remaining_.store(static_cast<int>(threads - 1), std::memory_order_relaxed);
+      ++generation_;
+    }
+    wake_.notify_all();
+    run_chunk(job, 0);
+    // Wait for the workers; spin first, since most jobs are short.
+    for (int spin = 0; remaining_.load(std::memory_order_acquire) != 0; ++spin)
+      if (spin > 1000) std::this_thread::yield();
+    if (job.error) std::rethrow_exception(job.error);
+  }
+
+  ~ThreadPool() { stop_workers(); }
+
+ private:
+  struct Job {
+    void (*call)(const void*, int64_t, int64_t) = nullptr;
+    const void* fn = nullptr;
+    int64_t n = 0;
+    int64_t threads = 1;
+    std::exception_ptr error;
+    std::mutex error_mutex;
+  };
+
+  template <class F>
+  static void invoke(const void* fn, int64_t b, int64_t e) {
+    (*static_cast<const F*>(fn))(b, e);
+  }
+
+  static bool& in_worker() {
+    thread_local bool flag = false;
+    return flag;
+  }
+
+  static void run_chunk(Job& job, int64_t t) {
+    const int64_t b = job.n * t / job.threads, e = job.n * (t + 1) / job.threads;
+    if (b >= e) return;
+    try {
+      job.call(job.fn, b, e);
+    } catch (...) {
+      std::lock_guard lock(job.error_mutex);
+      if (!job.error) job.error = std::current_exception();
+    }
+  }
+
+  ThreadPool() {
+    num_threads_ = std::max(1u, std::thread::hardware_concurrency());
+    start_workers();
+  }
+
+  void start_workers() {
+    std::lock_guard lock(mutex_);
+    stop_ = false;
+    // New workers start from the current generation: the last job is done
+    // and its pointer is stale.
+    for (int t = 1; t < num_threads_; ++t) workers_.emplace_back([this, t, g = generation_] { worker_loop(t, g); });
+  }
+  void stop_workers() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+  }
+
+  void worker_loop(int t, uint64_t seen) {
+    in_worker() = true;
+    for (;;) {
+      Job* job;
+      int64_t threads;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        job = job_;
+        threads = job_threads_;  // read here: a job we do not take may be gone later
+      }
+      if (t < threads) {
+        run_chunk(*job, t);
+        remaining_.fetch_sub(1, std::memory_order_release);
+      }
+    }
+  }
+
+  int num_threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::mutex run_mutex_;
+  std::condition_variable wake_;
+  Job* job_ = nullptr;
+  int64_t job_threads_ = 0;
+  uint64_t generation_ = 0;
+  std::atomic<int> remaining_{0};
+  bool stop_ = false;
+};
+
+}  // namespace tsr::detail
+
+namespace tsr {
+// Number of threads used by evaluation and reductions (default: all cores).
+inline void set_num_threads(int n) { detail::ThreadPool::instance().set_num_threads(n); }
+inline int get_num_threads() { return detail::ThreadPool::instance().num_threads(); }
+}  // namespace tsr

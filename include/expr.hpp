@@ -1,0 +1,309 @@
+// Lazy expressions: the CRTP base, the Expression concept, and the node
+// types (scalar leaf, unary, binary, ternary, cast). Nodes hold their
+// operands by value (tensors by handle), so `auto e = a * b;` never dangles.
+// Nothing is computed until an expression is materialized.
+#pragma once
+#include <type_traits>
+#include <vector>
+
+#include "detail/convert.hpp"
+#include "detail/plan.hpp"
+#include "dtype.hpp"
+#include "shape.hpp"
+
+namespace tsr {
+
+template <class T>
+class Tensor;
+
+// The base of every expression. Derived classes provide value_type, sizes(),
+// for_each_leaf(f) and evaluator(plan).
+template <class Derived>
+struct ExprBase {
+  const Derived& derived() const { return static_cast<const Derived&>(*this); }
+
+  int64_t dim() const { return static_cast<int64_t>(derived().sizes().size()); }
+  int64_t numel() const { return detail::numel_of(derived().sizes()); }
+  // Materializes the expression into a new contiguous tensor.
+  auto eval() const;
+  auto item() const;
+  auto to_vector() const;
+
+  // Method forms of the full reductions (defined in reduce.hpp).
+  auto sum() const;
+  auto mean() const;
+  auto prod() const;
+  auto amax() const;
+  auto amin() const;
+  auto max() const;
+  auto min() const;
+};
+
+template <class E>
+concept Expression = std::is_base_of_v<ExprBase<std::remove_cvref_t<E>>, std::remove_cvref_t<E>>;
+
+// C++ numbers that may stand beside an expression (`x * 2.0`).
+template <class S>
+concept Scalar = std::is_arithmetic_v<S> || std::is_same_v<S, half> || std::is_same_v<S, bfloat16>;
+
+namespace detail {
+
+// ----- scalar leaf ---------------------------------------------------------
+
+// Types xsimd can load and store (leaves); ops compute on batches only for
+// float and double (is_simd_type_v below).
+template <class T>
+inline constexpr bool is_simd_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                          std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+
+template <class T>
+struct ScalarEval {
+  using value_type = T;
+  static constexpr bool simd = is_simd_storage_v<T>;
+  T value;
+  TSR_HOST_DEVICE void set_row(const int64_t*, int) {}
+  TSR_HOST_DEVICE T operator[](int64_t) const { return value; }
+  template <class B>
+  B batch(int64_t) const { return B(value); }
+  bool unit_inner() const { return true; }
+};
+
+}  // namespace detail
+
+// A C++ number inside an expression; 0-dimensional.
+template <class T>
+struct ScalarLeaf : ExprBase<ScalarLeaf<T>> {
+  using value_type = T;
+  T value;
+  explicit ScalarLeaf(T v) : value(v) {}
+  const Shape& sizes() const {
+    static const Shape empty;
+    return empty;
+  }
+  template <class F>
+  void for_each_leaf(F&&) const {}
+  auto evaluator(const detail::Plan&) const { return detail::ScalarEval<T>{value}; }
+};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_simd_type_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// How an op turns the promoted operand type into the type it computes in.
+struct SameTypeOp {
+  template <class T>
+  using input_t = T;
+};
+struct FloatOp {
+  template <class T>
+  using input_t = floating_t<T>;
+};
+struct BoolOp {
+  template <class T>
+  using input_t = bool;
+};
+
+// Result element type of an op computing in `In`: ops return their compute
+// type (for 16-bit floats, float) or something else (bool for comparisons).
+template <class Op, class In, class... Args>
+using op_result_t = std::conditional_t<
+    std::is_same_v<std::invoke_result_t<const Op&, Args...>, acc_t<In>>, In,
+    std::invoke_result_t<const Op&, Args...>>;
+
+// ----- evaluators ----------------------------------------------------------
+
+template <class Op, class In, class Out, class A>
+struct UnaryEval {
+  using value_type = Out;
+  static constexpr bool simd =
+      Op::simd && A::simd && is_simd_type_v<In> && std::is_same_v<In, Out> && std::is_same_v<typename A::value_type, In>;
+  A a;
+  [[no_unique_address]] Op op;
+  TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { a.set_row(idx, nd); }
+  TSR_HOST_DEVICE Out operator[](int64_t i) const {
+    return convert<Out>(op(convert<acc_t<In>>(a[i])));
+  }
+  template <class B>
+  B batch(int64_t i) const { return op(a.template batch<B>(i)); }
+  bool unit_inner() const { return a.unit_inner(); }
+};
+
+template <class Op, class In, class Out, class A, class B_>
+struct BinaryEval {
+  using value_type = Out;
+  static constexpr bool simd = Op::simd && A::simd && B_::simd && is_simd_type_v<In> &&
+                               std::is_same_v<In, Out> && std::is_same_v<typename A::value_type, In> &&
+                               std::is_same_v<typename B_::value_type, In>;
+  A a;
+  B_ b;
+  [[no_unique_address]] Op op;
+  TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) {
+    a.set_row(idx, nd);
+    b.set_row(idx, nd);
+  }
+  TSR_HOST_DEVICE Out operator[](int64_t i) const {
+    return convert<Out>(op(convert<acc_t<In>>(a[i]), convert<acc_t<In>>(b[i])));
+  }
+  template <class V>
+  V batch(int64_t i) const { return op(a.template batch<V>(i), b.template batch<V>(i)); }
+  bool unit_inner() const { return a.unit_inner() && b.unit_inner(); }
+};
+
+// Ternary ops name the type each operand computes in: Op::arg_t<I, A, B, C>.
+template <class Op, class Out, class A, class B_, class C>
+struct TernaryEval {
+  using value_type = Out;
+  using TA = typename Op::template arg_t<0, typename A::value_type, typename B_::value_type, typename C::value_type>;
+  using TB = typename Op::template arg_t<1, typename A::value_type, typename B_::value_type, typename C::value_type>;
+  using TC = typename Op::template arg_t<2, typename A::value_type, typename B_::value_type, typename C::value_type>;
+  static constexpr bool simd = Op::simd && A::simd && B_::simd && C::simd && is_simd_type_v<Out> &&
+                               std::is_same_v<typename A::value_type, Out> &&
+                               std::is_same_v<typename B_::value_type, Out> &&
+                               std::is_same_v<typename C::value_type, Out>;
+  A a;
+  B_ b;
+  C c;
+  [[no_unique_address]] Op op;
+  TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) {
+    a.set_row(idx, nd);
+    b.set_row(idx, nd);
+    c.set_row(idx, nd);
+  }
+  TSR_HOST_DEVICE Out operator[](int64_t i) const {
+    return convert<Out>(op(convert<acc_t<TA>>(a[i]), convert<acc_t<TB>>(b[i]), convert<acc_t<TC>>(c[i])));
+  }
+  template <class V>
+  V batch(int64_t i) const {
+    return op(a.template batch<V>(i), b.template batch<V>(i), c.template batch<V>(i));
+  }
+  bool unit_inner() const { return a.unit_inner() && b.unit_inner() && c.unit_inner(); }
+};
+
+template <class U, class A>
+struct CastEval {
+  using value_type = U;
+  static constexpr bool simd = A::simd && std::is_same_v<typename A::value_type, U>;
+  A a;
+  TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { a.set_row(idx, nd); }
+  TSR_HOST_DEVICE U operator[](int64_t i) const { return convert<U>(a[i]); }
+  template <class B>
+  B batch(int64_t i) const { return a.template batch<B>(i); }
+  bool unit_inner() const { return a.unit_inner(); }
+};
+
+}  // namespace detail
+
+// ----- nodes ---------------------------------------------------------------
+
+template <class Op, class A>
+struct [[nodiscard]] Unary : ExprBase<Unary<Op, A>> {
+  using in_type = typename Op::template input_t<typename A::value_type>;
+  using value_type = detail::op_result_t<Op, in_type, acc_t<in_type>>;
+  A a;
+  Op op;
+  explicit Unary(const A& a_, Op op_ = {}) : a(a_), op(op_) {}
+  const Shape& sizes() const { return a.sizes(); }
+  template <class F>
+  void for_each_leaf(F&& f) const { a.for_each_leaf(f); }
+  auto evaluator(const detail::Plan& p) const {
+    using AE = decltype(a.evaluator(p));
+    return detail::UnaryEval<Op, in_type, value_type, AE>{a.evaluator(p), op};
+  }
+};
+
+template <class Op, class A, class B>
+struct [[nodiscard]] Binary : ExprBase<Binary<Op, A, B>> {
+  using in_type = typename Op::template input_t<promote_t<typename A::value_type, typename B::value_type>>;
+  using value_type = detail::op_result_t<Op, in_type, acc_t<in_type>, acc_t<in_type>>;
+  A a;
+  B b;
+  Op op;
+  Shape shape;
+  Binary(const A& a_, const B& b_, Op op_ = {})
+      : a(a_), b(b_), op(op_), shape(detail::broadcast_shapes(a.sizes(), b.sizes())) {}
+  const Shape& sizes() const { return shape; }
+  template <class F>
+  void for_each_leaf(F&& f) const {
+    a.for_each_leaf(f);
+    b.for_each_leaf(f);
+  }
+  auto evaluator(const detail::Plan& p) const {
+    using AE = decltype(a.evaluator(p));
+    using BE = decltype(b.evaluator(p));
+    return detail::BinaryEval<Op, in_type, value_type, AE, BE>{a.evaluator(p), b.evaluator(p), op};
+  }
+};
+
+template <class Op, class A, class B, class C>
+struct [[nodiscard]] Ternary : ExprBase<Ternary<Op, A, B, C>> {
+  template <int I>
+  using arg = typename Op::template arg_t<I, typename A::value_type, typename B::value_type, typename C::value_type>;
+  using result = std::invoke_result_t<const Op&, acc_t<arg<0>>, acc_t<arg<1>>, acc_t<arg<2>>>;
+  // Like op_result_t: a result in the compute type keeps the operands' type.
+  using value_type = std::conditional_t<std::is_same_v<result, acc_t<arg<1>>>, arg<1>, result>;
+  A a;
+  B b;
+  C c;
+  Op op;
+  Shape shape;
+  Ternary(const A& a_, const B& b_, const C& c_, Op op_ = {})
+      : a(a_), b(b_), c(c_), op(op_),
+        shape(detail::broadcast_shapes(detail::broadcast_shapes(a.sizes(), b.sizes()), c.sizes())) {}
+  const Shape& sizes() const { return shape; }
+  template <class F>
+  void for_each_leaf(F&& f) const {
+    a.for_each_leaf(f);
+    b.for_each_leaf(f);
+    c.for_each_leaf(f);
+  }
+  auto evaluator(const detail::Plan& p) const {
+    using AE = decltype(a.evaluator(p));
+    using BE = decltype(b.evaluator(p));
+    using CE = decltype(c.evaluator(p));
+    return detail::TernaryEval<Op, value_type, AE, BE, CE>{a.evaluator(p), b.evaluator(p), c.evaluator(p), op};
+  }
+};
+
+// Element type conversion inside an expression: cast<double>(x).
+template <class U, class A>
+struct [[nodiscard]] Cast : ExprBase<Cast<U, A>> {
+  static_assert(is_element_type_v<U>, "cast<U>: U must be a tessera element type");
+  using value_type = U;
+  A a;
+  explicit Cast(const A& a_) : a(a_) {}
+  const Shape& sizes() const { return a.sizes(); }
+  template <class F>
+  void for_each_leaf(F&& f) const { a.for_each_leaf(f); }
+  auto evaluator(const detail::Plan& p) const {
+    using AE = decltype(a.evaluator(p));
+    return detail::CastEval<U, AE>{a.evaluator(p)};
+  }
+};
+
+template <class U, Expression E>
+[[nodiscard]] auto cast(const E& e) {
+  return Cast<U, E>(e);
+}
+
+namespace detail {
+// Turns an operand (expression or C++ number) into an expression node; a
+// number takes the type `wrapped_scalar_t` gives it beside `Other`.
+template <class Other, class X>
+auto as_operand(const X& x) {
+  if constexpr (Expression<X>) {
+    return x;
+  } else {
+    using W = wrapped_scalar_t<X, typename Other::value_type>;
+    return ScalarLeaf<W>(convert<W>(scalar_element_t<X>(x)));
+  }
+}
+template <class X>
+using value_of_t = typename X::value_type;
+}  // namespace detail
+
+// An operand pair where at least one side is an expression.
+template <class A, class B>
+concept Operands = (Expression<A> && (Expression<B> || Scalar<B>)) || (Scalar<A> && Expression<B>);
+
+}  // namespace tsr

@@ -1,0 +1,185 @@
+// Functions that create tensors: empty, zeros, ones, full, arange, linspace,
+// eye, rand, randn, randint, tensor, from_blob and the *_like forms.
+#pragma once
+#include <cmath>
+#include <vector>
+
+#include "eval.hpp"
+#include "random.hpp"
+#include "views.hpp"
+
+namespace tsr {
+
+template <class T = float>
+Tensor<T> empty(Shape shape, Device device = kCPU) {
+  return Tensor<T>::allocate(shape, device);
+}
+template <class T = float>
+Tensor<T> full(Shape shape, T value, Device device = kCPU) {
+  auto t = empty<T>(shape, device);
+  t.fill_(value);
+  return t;
+}
+template <class T = float>
+Tensor<T> zeros(Shape shape, Device device = kCPU) {
+  return full<T>(shape, T(0), device);
+}
+template <class T = float>
+Tensor<T> ones(Shape shape, Device device = kCPU) {
+  return full<T>(shape, T(1), device);
+}
+
+// Values start, start + step, ... below end (above it for a negative step),
+// computed as start + i * step in double, as PyTorch does on the CPU.
+template <class T = float>
+Tensor<T> arange(T start, T end, T step = T(1)) {
+  const double s = double(acc_t<T>(start)), e = double(acc_t<T>(end)), st = double(acc_t<T>(step));
+  detail::check(st != 0, "step must be nonzero");
+  detail::check(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
+  detail::check((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
+  const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
+  auto t = empty<T>({n});
+  T* p = t.data_ptr();
+  for (int64_t i = 0; i < n; ++i) p[i] = detail::convert<T>(s + double(i) * st);
+  return t;
+}
+template <class T = float>
+Tensor<T> arange(T end) {
+  return arange<T>(T(0), end, T(1));
+}
+
+// steps values from start to end inclusive; computed from both ends, in T,
+// as PyTorch's CPU kernel does, so the last value is exactly end.
+template <class T = float>
+Tensor<T> linspace(T start, T end, int64_t steps) {
+  detail::check(steps >= 0, "number of steps must be non-negative");
+  auto t = empty<T>({steps});
+  T* p = t.data_ptr();
+  if (steps == 1) p[0] = start;
+  if (steps <= 1) return t;
+  if constexpr (is_floating_v<T>) {
+    using A = acc_t<T>;
+    const A a = A(start), b = A(end), step = (b - a) / A(steps - 1);
+    const int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; ++i) p[i] = T(i < half ? a + step * A(i) : b - step * A(steps - i - 1));
+  } else {
+    const double step = (double(end) - double(start)) / double(steps - 1);
+    for (int64_t i = 0; i < steps; ++i) p[i] = static_cast<T>(double(start) + step * double(i));
+  }
+  return t;
+}
+
+template <class T = float>
+Tensor<T> eye(int64_t n, int64_t m = -1) {
+  if (m < 0) m = n;
+  detail::check(n >= 0, "n must be greater or equal to 0, got ", n);
+  auto t = zeros<T>({n, m});
+  for (int64_t i = 0; i < std::min(n, m); ++i) t(i, i) = T(1);
+  return t;
+}
+
+// Copies values (row-major) into a new tensor of the given shape.
+template <class T>
+Tensor<T> tensor(std::vector<T> values, Shape shape) {
+  detail::check(static_cast<int64_t>(values.size()) == detail::numel_of(shape), "tensor(): ", values.size(),
+                " values cannot fill a tensor of shape ", shape);
+  auto t = empty<T>(shape);
+  std::copy(values.begin(), values.end(), t.data_ptr());
+  return t;
+}
+// A 1-D tensor of the values.
+template <class T>
+Tensor<T> tensor(std::vector<T> values) {
+  const auto n = static_cast<int64_t>(values.size());
+  return tensor<T>(std::move(values), Shape{n});
+}
+
+// A tensor over user memory: no copy, no ownership (the memory must outlive it).
+template <class T>
+Tensor<T> from_blob(T* data, Shape shape, Strides strides = {}) {
+  return Tensor<T>::from_raw(data, std::move(shape), std::move(strides));
+}
+
+namespace detail {
+// Fills t in row-major order with draws of `next` (one generator pass, in
+// order, so results do not depend on layout or threads).
+template <class T, class F>
+void fill_sequential(Tensor<T>& t, F&& next) {
+  auto& g = Generator::instance();
+  std::lock_guard lock(g.mutex());
+  auto tmp = t.is_contiguous() ? t : empty<T>(t.sizes());
+  T* p = tmp.data_ptr();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = next(g);
+  if (!t.is_alias_of(tmp)) t.copy_(tmp);
+  else t.storage()->bump_version();
+}
+}  // namespace detail
+
+template <class T>
+Tensor<T>& Tensor<T>::uniform_(double from, double to) {
+  static_assert(is_floating_v<T>, "uniform_ expects a floating point tensor");
+  detail::check(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  detail::fill_sequential(*this, [&](detail::Generator& g) {
+    if constexpr (std::is_same_v<T, double>) return g.uniform_double() * (to - from) + from;
+    else return T(g.uniform_float() * float(to - from) + float(from));
+  });
+  return *this;
+}
+
+template <class T>
+Tensor<T>& Tensor<T>::normal_(double mean, double std) {
+  static_assert(is_floating_v<T>, "normal_ expects a floating point tensor");
+  detail::check(std >= 0, "normal expects std >= 0.0, but found std ", std);
+  detail::fill_sequential(*this, [&](detail::Generator& g) { return detail::convert<T>(g.normal() * std + mean); });
+  return *this;
+}
+
+template <class T = float>
+Tensor<T> rand(Shape shape) {
+  auto t = empty<T>(shape);
+  t.uniform_(0, 1);
+  return t;
+}
+template <class T = float>
+Tensor<T> randn(Shape shape) {
+  auto t = empty<T>(shape);
+  t.normal_(0, 1);
+  return t;
+}
+template <class T = int64_t>
+Tensor<T> randint(int64_t low, int64_t high, Shape shape) {
+  detail::check(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
+  auto t = empty<T>(shape);
+  const auto range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  detail::fill_sequential(t, [&](detail::Generator& g) { return static_cast<T>(low + static_cast<int64_t>(g.below(range))); });
+  return t;
+}
+
+// ----- *_like -----------------------------------------------------------------
+template <Expression E>
+auto empty_like(const E& e) {
+  return empty<typename E::value_type>(e.sizes());
+}
+template <Expression E>
+auto zeros_like(const E& e) {
+  return zeros<typename E::value_type>(e.sizes());
+}
+template <Expression E>
+auto ones_like(const E& e) {
+  return ones<typename E::value_type>(e.sizes());
+}
+template <Expression E, class S>
+auto full_like(const E& e, S value) {
+  using T = typename E::value_type;
+  return full<T>(e.sizes(), detail::convert<T>(value));
+}
+template <Expression E>
+auto rand_like(const E& e) {
+  return rand<typename E::value_type>(e.sizes());
+}
+template <Expression E>
+auto randn_like(const E& e) {
+  return randn<typename E::value_type>(e.sizes());
+}
+
+}  // namespace tsr

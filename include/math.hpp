@@ -1,0 +1,205 @@
+// The public elementwise API: operators and functions over expressions.
+// Each returns a lazy node; nothing is computed here.
+#pragma once
+#include <limits>
+#include <optional>
+
+#include "ops.hpp"
+
+namespace tsr {
+namespace detail {
+template <class Op, class A, class B>
+auto make_binary(const A& a, const B& b, Op op = {}) {
+  auto x = as_operand<B>(a);
+  auto y = as_operand<A>(b);
+  return Binary<Op, decltype(x), decltype(y)>(x, y, op);
+}
+template <class A, class B>
+constexpr bool both_bool() {
+  return std::is_same_v<value_of_t<decltype(as_operand<B>(std::declval<A>()))>, bool> &&
+         std::is_same_v<value_of_t<decltype(as_operand<A>(std::declval<B>()))>, bool>;
+}
+}  // namespace detail
+
+// ----- operators -------------------------------------------------------------
+template <class A, class B> requires Operands<A, B>
+auto operator+(const A& a, const B& b) { return detail::make_binary<ops::Add>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator-(const A& a, const B& b) {
+  static_assert(!detail::both_bool<A, B>(), "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                                            "Use the `^` or `logical_xor()` operator instead.");
+  return detail::make_binary<ops::Sub>(a, b);
+}
+template <class A, class B> requires Operands<A, B>
+auto operator*(const A& a, const B& b) { return detail::make_binary<ops::Mul>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator/(const A& a, const B& b) { return detail::make_binary<ops::Div>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator%(const A& a, const B& b) { return detail::make_binary<ops::Remainder>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator==(const A& a, const B& b) { return detail::make_binary<ops::Eq>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator!=(const A& a, const B& b) { return detail::make_binary<ops::Ne>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator<(const A& a, const B& b) { return detail::make_binary<ops::Lt>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator<=(const A& a, const B& b) { return detail::make_binary<ops::Le>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator>(const A& a, const B& b) { return detail::make_binary<ops::Gt>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator>=(const A& a, const B& b) { return detail::make_binary<ops::Ge>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator&&(const A& a, const B& b) { return detail::make_binary<ops::LogicalAnd>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator||(const A& a, const B& b) { return detail::make_binary<ops::LogicalOr>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator&(const A& a, const B& b) { return detail::make_binary<ops::BitwiseAnd>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator|(const A& a, const B& b) { return detail::make_binary<ops::BitwiseOr>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto operator^(const A& a, const B& b) { return detail::make_binary<ops::BitwiseXor>(a, b); }
+
+template <Expression E>
+auto operator-(const E& e) {
+  static_assert(!std::is_same_v<typename E::value_type, bool>,
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                "use the `~` or `logical_not()` operator instead.");
+  return Unary<ops::Neg, E>(e);
+}
+template <Expression E>
+auto operator!(const E& e) { return Unary<ops::LogicalNot, E>(e); }
+template <Expression E>
+auto operator~(const E& e) { return Unary<ops::BitwiseNot, E>(e); }
+
+// ----- unary functions ----------------------------------------------------------
+// clang-format off
+template <Expression E> auto neg(const E& e) { return -e; }
+template <Expression E> auto abs(const E& e) { return Unary<ops::Abs, E>(e); }
+template <Expression E> auto sign(const E& e) { return Unary<ops::Sign, E>(e); }
+template <Expression E> auto sqrt(const E& e) { return Unary<ops::Sqrt, E>(e); }
+template <Expression E> auto rsqrt(const E& e) { return Unary<ops::Rsqrt, E>(e); }
+template <Expression E> auto square(const E& e) { return Unary<ops::Square, E>(e); }
+template <Expression E> auto exp(const E& e) { return Unary<ops::Exp, E>(e); }
+template <Expression E> auto exp2(const E& e) { return Unary<ops::Exp2, E>(e); }
+template <Expression E> auto expm1(const E& e) { return Unary<ops::Expm1, E>(e); }
+template <Expression E> auto log(const E& e) { return Unary<ops::Log, E>(e); }
+template <Expression E> auto log2(const E& e) { return Unary<ops::Log2, E>(e); }
+template <Expression E> auto log10(const E& e) { return Unary<ops::Log10, E>(e); }
+template <Expression E> auto log1p(const E& e) { return Unary<ops::Log1p, E>(e); }
+template <Expression E> auto sin(const E& e) { return Unary<ops::Sin, E>(e); }
+template <Expression E> auto cos(const E& e) { return Unary<ops::Cos, E>(e); }
+template <Expression E> auto tan(const E& e) { return Unary<ops::Tan, E>(e); }
+template <Expression E> auto asin(const E& e) { return Unary<ops::Asin, E>(e); }
+template <Expression E> auto acos(const E& e) { return Unary<ops::Acos, E>(e); }
+template <Expression E> auto atan(const E& e) { return Unary<ops::Atan, E>(e); }
+template <Expression E> auto sinh(const E& e) { return Unary<ops::Sinh, E>(e); }
+template <Expression E> auto cosh(const E& e) { return Unary<ops::Cosh, E>(e); }
+template <Expression E> auto tanh(const E& e) { return Unary<ops::Tanh, E>(e); }
+template <Expression E> auto asinh(const E& e) { return Unary<ops::Asinh, E>(e); }
+template <Expression E> auto acosh(const E& e) { return Unary<ops::Acosh, E>(e); }
+template <Expression E> auto atanh(const E& e) { return Unary<ops::Atanh, E>(e); }
+template <Expression E> auto sigmoid(const E& e) { return Unary<ops::Sigmoid, E>(e); }
+template <Expression E> auto relu(const E& e) { return Unary<ops::Relu, E>(e); }
+template <Expression E> auto gelu(const E& e, bool approximate = false) { return Unary<ops::Gelu, E>(e, ops::Gelu{{}, approximate}); }
+template <Expression E> auto silu(const E& e) { return Unary<ops::Silu, E>(e); }
+template <Expression E> auto softplus(const E& e) { return Unary<ops::Softplus, E>(e); }
+template <Expression E> auto erf(const E& e) { return Unary<ops::Erf, E>(e); }
+template <Expression E> auto erfc(const E& e) { return Unary<ops::Erfc, E>(e); }
+template <Expression E> auto floor(const E& e) { return Unary<ops::Floor, E>(e); }
+template <Expression E> auto ceil(const E& e) { return Unary<ops::Ceil, E>(e); }
+template <Expression E> auto round(const E& e) { return Unary<ops::Round, E>(e); }
+template <Expression E> auto trunc(const E& e) { return Unary<ops::Trunc, E>(e); }
+template <Expression E> auto frac(const E& e) { return Unary<ops::Frac, E>(e); }
+template <Expression E> auto reciprocal(const E& e) { return Unary<ops::Reciprocal, E>(e); }
+template <Expression E> auto isnan(const E& e) { return Unary<ops::IsNan, E>(e); }
+template <Expression E> auto isinf(const E& e) { return Unary<ops::IsInf, E>(e); }
+template <Expression E> auto isfinite(const E& e) { return Unary<ops::IsFinite, E>(e); }
+template <Expression E> auto logical_not(const E& e) { return !e; }
+template <Expression E> auto bitwise_not(const E& e) { return ~e; }
+// clang-format on
+
+// ----- binary functions ---------------------------------------------------------
+template <class A, class B> requires Operands<A, B>
+auto atan2(const A& a, const B& b) { return detail::make_binary<ops::Atan2>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto maximum(const A& a, const B& b) { return detail::make_binary<ops::Maximum>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto minimum(const A& a, const B& b) { return detail::make_binary<ops::Minimum>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto fmod(const A& a, const B& b) { return detail::make_binary<ops::Fmod>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto remainder(const A& a, const B& b) { return detail::make_binary<ops::Remainder>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto floor_divide(const A& a, const B& b) { return detail::make_binary<ops::FloorDivide>(a, b); }
+template <class A, class B> requires Operands<A, B>
+auto logical_and(const A& a, const B& b) { return a && b; }
+template <class A, class B> requires Operands<A, B>
+auto logical_or(const A& a, const B& b) { return a || b; }
+template <class A, class B> requires Operands<A, B>
+auto logical_xor(const A& a, const B& b) { return detail::make_binary<ops::Ne>(cast<bool>(detail::as_operand<B>(a)), cast<bool>(detail::as_operand<A>(b))); }
+
+// pow(x, y): tensor exponent, or a scalar exponent (PyTorch's fast paths).
+template <class A, class B> requires Operands<A, B>
+auto pow(const A& a, const B& b) {
+  if constexpr (Expression<A> && Scalar<B>) {
+    if constexpr (std::is_floating_point_v<B> || !is_integral_v<typename A::value_type>)
+      return Unary<ops::PowScalar, A>(a, ops::PowScalar{{}, static_cast<double>(b)});
+    else
+      return Unary<ops::PowIntScalar, A>(a, ops::PowIntScalar{{}, static_cast<int64_t>(b)});
+  } else {
+    return detail::make_binary<ops::Pow>(a, b);
+  }
+}
+
+// ----- ternary functions ------------------------------------------------------
+namespace detail {
+template <class Op, class X, class A, class B>
+auto make_ternary(const X& x, const A& a, const B& b, Op op = {}) {
+  // Numbers take their type beside the first expression operand.
+  using Ref = std::conditional_t<Expression<X>, X, std::conditional_t<Expression<A>, A, B>>;
+  auto x_ = as_operand<Ref>(x);
+  auto a_ = as_operand<Ref>(a);
+  auto b_ = as_operand<Ref>(b);
+  return Ternary<Op, decltype(x_), decltype(a_), decltype(b_)>(x_, a_, b_, op);
+}
+}  // namespace detail
+
+// where(cond, a, b): a where cond is true, b elsewhere; cond must be bool.
+template <Expression C, class A, class B>
+  requires((Expression<A> || Scalar<A>) && (Expression<B> || Scalar<B>))
+auto where(const C& cond, const A& a, const B& b) {
+  static_assert(std::is_same_v<typename C::value_type, bool>,
+                "where expected condition to be a boolean tensor");
+  using Ref = std::conditional_t<Expression<A>, A, std::conditional_t<Expression<B>, B, C>>;
+  auto a_ = detail::as_operand<Ref>(a);
+  auto b_ = detail::as_operand<Ref>(b);
+  return Ternary<ops::Where, C, decltype(a_), decltype(b_)>(cond, a_, b_);
+}
+template <Expression E, class L, class H>
+  requires((Expression<L> || Scalar<L>) && (Expression<H> || Scalar<H>))
+auto clamp(const E& x, const L& lo, const H& hi) { return detail::make_ternary<ops::Clamp>(x, lo, hi); }
+template <Expression E, class L>
+auto clamp_min(const E& x, const L& lo) { return maximum(x, lo); }
+template <Expression E, class H>
+auto clamp_max(const E& x, const H& hi) { return minimum(x, hi); }
+template <class A, class B, class W>
+  requires(Expression<A> || Expression<B>)
+auto lerp(const A& a, const B& b, const W& w) { return detail::make_ternary<ops::Lerp>(a, b, w); }
+
+// nan_to_num: NaN -> nan, +inf -> posinf (default: the type's max), -inf -> neginf (default: lowest).
+template <Expression E>
+auto nan_to_num(const E& e, double nan = 0.0, std::optional<double> posinf = {}, std::optional<double> neginf = {}) {
+  using T = typename E::value_type;
+  using L = std::conditional_t<is_floating_v<T>, acc_t<T>, double>;
+  const double hi = std::is_same_v<T, half> ? 65504.0 : std::is_same_v<T, bfloat16> ? 3.3895313892515355e38
+                                                                                     : double(std::numeric_limits<L>::max());
+  return Unary<ops::NanToNum, E>(e, ops::NanToNum{{}, nan, posinf.value_or(hi), neginf.value_or(-hi)});
+}
+
+template <class T>
+template <class L, class H>
+Tensor<T>& Tensor<T>::clamp_(const L& lo, const H& hi) {
+  return update(clamp(*this, lo, hi));
+}
+
+}  // namespace tsr

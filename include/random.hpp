@@ -1,0 +1,82 @@
+// The seeded generator behind rand, randn, randint, uniform_ and normal_.
+//
+// The engine is the 32-bit Mersenne Twister, whose output the C++ standard
+// fixes bit for bit, and the distributions are written here (never
+// std::uniform_real_distribution, whose output varies between standard
+// libraries). rand() uses PyTorch's CPU formula for uniform floats, so
+// manual_seed(s) followed by rand<float>/rand<double> gives the same numbers
+// as torch.manual_seed(s); torch.rand(...).
+#pragma once
+#include <cmath>
+#include <mutex>
+#include <random>
+
+namespace tsr {
+namespace detail {
+
+class Generator {
+ public:
+  static Generator& instance() {
+    static Generator g;
+    return g;
+  }
+  void seed(uint64_t s) {
+    engine_.seed(static_cast<uint32_t>(s));
+    has_cached_normal_ = false;
+  }
+  uint32_t random() { return static_cast<uint32_t>(engine_()); }
+  uint64_t random64() {
+    const uint64_t hi = random();
+    return (hi << 32) | random();
+  }
+  // U[0, 1) with PyTorch's bit recipe: 24 random bits for float, 53 for double.
+  float uniform_float() { return static_cast<float>(random() & ((1u << 24) - 1)) * 0x1.0p-24f; }
+  double uniform_double() { return static_cast<double>(random64() & ((uint64_t{1} << 53) - 1)) * 0x1.0p-53; }
+  // N(0, 1) by Box-Muller over two uniform doubles; the second value is kept.
+  double normal() {
+    if (has_cached_normal_) {
+      has_cached_normal_ = false;
+      return cached_normal_;
+    }
+    const double u1 = uniform_double(), u2 = uniform_double();
+    const double r = std::sqrt(-2.0 * std::log1p(-u2));
+    const double theta = 2.0 * 3.14159265358979323846 * u1;
+    cached_normal_ = r * std::sin(theta);
+    has_cached_normal_ = true;
+    return r * std::cos(theta);
+  }
+  // Uniform integer in [0, range) by rejection, free of modulo bias.
+  uint64_t below(uint64_t range) {
+    if (range <= (uint64_t{1} << 32)) {
+      const uint64_t limit = (uint64_t{1} << 32) - ((uint64_t{1} << 32) % range);
+      for (;;) {
+        const uint64_t x = random();
+        if (x < limit) return x % range;
+      }
+    }
+    const uint64_t limit = ~uint64_t{0} - (~uint64_t{0} % range);
+    for (;;) {
+      const uint64_t x = random64();
+      if (x < limit) return x % range;
+    }
+  }
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  Generator() { seed(67280421310721ull); }  // PyTorch's default seed
+  std::mt19937 engine_;
+  bool has_cached_normal_ = false;
+  double cached_normal_ = 0;
+  std::mutex mutex_;
+};
+
+}  // namespace detail
+
+// Seeds the global generator: the same seed gives the same numbers everywhere.
+inline void manual_seed(uint64_t seed) {
+  auto& g = detail::Generator::instance();
+  std::lock_guard lock(g.mutex());
+  g.seed(seed);
+}
+
+}  // namespace tsr

@@ -1,0 +1,263 @@
+// Full reductions to a scalar: sum, mean, prod, amax, amin, max, min, plus
+// allclose and equal. A reduction is a materialization barrier that fuses
+// its input: sum(a * b) reads a and b once and writes no temporary.
+//
+// Accuracy and determinism: the input is cut into blocks of kReduceBlock
+// elements (at fixed positions that depend only on the shape); each block is
+// reduced with several SIMD accumulators, and block results are combined in
+// an exact pairwise tree, then group results in another. Threads only decide
+// who computes which group, so results are bitwise identical for every
+// thread count.
+#pragma once
+#include <limits>
+
+#include "eval.hpp"
+
+namespace tsr {
+namespace detail {
+
+inline constexpr int64_t kReduceBlock = 1024;
+inline constexpr int64_t kReduceGroup = 1 << 15;  // elements per parallel group (about)
+
+using ops::is_nan;
+
+struct SumReducer {
+  static constexpr const char* name = "sum";
+  template <class A> static A identity() { return A(0); }
+  template <class V> static V combine(const V& a, const V& b) { return a + b; }
+};
+struct ProdReducer {
+  static constexpr const char* name = "prod";
+  template <class A> static A identity() { return A(1); }
+  template <class V> static V combine(const V& a, const V& b) { return a * b; }
+};
+// max/min propagate NaN.
+struct MaxReducer {
+  static constexpr const char* name = "amax";
+  template <class A> static A identity() {
+    if constexpr (std::is_same_v<A, bool>) return false;
+    else if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
+    else return std::numeric_limits<A>::lowest();
+  }
+  template <class V> static V combine(const V& a, const V& b) {
+    using ops::m::select;
+    if constexpr (std::is_integral_v<V>) return a > b ? a : b;
+    else return select(is_nan(a) | (a > b), a, b);
+  }
+};
+struct MinReducer {
+  static constexpr const char* name = "amin";
+  template <class A> static A identity() {
+    if constexpr (std::is_same_v<A, bool>) return true;
+    else if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
+    else return std::numeric_limits<A>::max();
+  }
+  template <class V> static V combine(const V& a, const V& b) {
+    using ops::m::select;
+    if constexpr (std::is_integral_v<V>) return a < b ? a : b;
+    else return select(is_nan(a) | (a < b), a, b);
+  }
+};
+struct AllReducer {
+  static constexpr const char* name = "all";
+  template <class A> static A identity() { return true; }
+  template <class V> static V combine(const V& a, const V& b) { return a && b; }
+};
+
+// Exact pairwise combination of a stream of values: a binary counter of
+// partial results, merged whenever two hold equally many leaves.
+template <class R, class A>
+struct PairwiseStack {
+  A value[64];
+  int64_t count[64];
+  int n = 0;
+  void push(A v) {
+    value[n] = v;
+    count[n++] = 1;
+    while (n >= 2 && count[n - 1] == count[n - 2]) {
+      value[n - 2] = R::combine(value[n - 2], value[n - 1]);
+      count[n - 2] *= 2;
+      --n;
+    }
+  }
+  A finish() const {
+    if (n == 0) return R::template identity<A>();
+    A r = value[n - 1];
+    for (int i = n - 2; i >= 0; --i) r = R::combine(value[i], r);
+    return r;
+  }
+};
+
+// Reduces n elements of one row segment to one value.
+template <class R, class A, class Ev>
+A reduce_block(const Ev& ev, int64_t n) {
+  if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, A>) {
+    if (ev.unit_inner()) {
+      using B = xsimd::batch<A>;
+      constexpr int64_t W = static_cast<int64_t>(B::size);
+      if (n >= 4 * W) {
+        B acc0 = ev.template batch<B>(0), acc1 = ev.template batch<B>(W), acc2 = ev.template batch<B>(2 * W),
+          acc3 = ev.template batch<B>(3 * W);
+        int64_t i = 4 * W;
+        for (; i + 4 * W <= n; i += 4 * W) {
+          acc0 = R::combine(acc0, ev.template batch<B>(i));
+          acc1 = R::combine(acc1, ev.template batch<B>(i + W));
+          acc2 = R::combine(acc2, ev.template batch<B>(i + 2 * W));
+          acc3 = R::combine(acc3, ev.template batch<B>(i + 3 * W));
+        }
+        for (; i + W <= n; i += W) acc0 = R::combine(acc0, ev.template batch<B>(i));
+        const B acc = R::combine(R::combine(acc0, acc1), R::combine(acc2, acc3));
+        alignas(64) A lanes[W];
+        acc.store_aligned(lanes);
+        for (int64_t w = W / 2; w >= 1; w /= 2)
+          for (int64_t l = 0; l < w; ++l) lanes[l] = R::combine(lanes[l], lanes[l + w]);
+        A r = lanes[0];
+        for (; i < n; ++i) r = R::combine(r, ev[i]);
+        return r;
+      }
+    }
+  }
+  A r = R::template identity<A>();
+  for (int64_t i = 0; i < n; ++i) r = R::combine(r, convert<A>(ev[i]));
+  return r;
+}
+
+// Reduces every element of an expression to one value of type A.
+template <class R, class A, Expression E>
+A reduce_all(const E& e) {
+  const Shape& out = e.sizes();
+  const int64_t n = numel_of(out);
+  if (n == 0) return R::template identity<A>();
+  const std::size_t rank = out.size();
+  SmallVector<int64_t, 64> strides;
+  e.for_each_leaf([&](const auto& leaf) {
+    const std::size_t at = strides.size();
+    strides.resize(at + rank);
+    broadcast_strides(leaf.sizes(), leaf.strides(), rank, strides.data() + at);
+  });
+  const Plan plan = Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
+  const auto ev = e.evaluator(plan);
+
+  const int64_t inner = plan.inner_size();
+  const int64_t blocks_per_row = (inner + kReduceBlock - 1) / kReduceBlock;
+  const int64_t units = plan.rows() * blocks_per_row;
+  const int64_t unit_len = std::min(inner, kReduceBlock);
+  const int64_t per_group = std::max<int64_t>(1, kReduceGroup / unit_len);
+  const int64_t groups = (units + per_group - 1) / per_group;
+
+  auto reduce_group = [&](int64_t g) {
+    auto local = ev;
+    PairwiseStack<R, A> stack;
+    int64_t idx[kMaxEvalDims];
+    for (int64_t u = g * per_group, ue = std::min(units, u + per_group); u < ue; ++u) {
+      const int64_t row = u / blocks_per_row, col = (u % blocks_per_row) * kReduceBlock;
+      plan.row_index(row, col, idx);
+      local.set_row(idx, plan.ndim);
+      stack.push(reduce_block<R, A>(local, std::min(kReduceBlock, inner - col)));
+    }
+    return stack.finish();
+  };
+
+  if (groups == 1) return reduce_group(0);
+  std::vector<A> partial(static_cast<std::size_t>(groups));
+  auto run = [&](int64_t gb, int64_t ge) {
+    for (int64_t g = gb; g < ge; ++g) partial[static_cast<std::size_t>(g)] = reduce_group(g);
+  };
+  if (n < kParallelGrain) run(0, groups);
+  else ThreadPool::instance().parallel_for(groups, run);
+  PairwiseStack<R, A> stack;
+  for (const A& p : partial) stack.push(p);
+  return stack.finish();
+}
+
+// Result types: integer and bool sums and products are int64, as in PyTorch.
+template <class T>
+using sum_t = std::conditional_t<is_floating_v<T>, T, int64_t>;
+
+template <class T>
+Tensor<T> scalar_tensor(T v) {
+  auto t = Tensor<T>::allocate(Shape{});
+  *t.data_ptr() = v;
+  return t;
+}
+
+template <class E>
+void check_nonempty(const E& e, const char* name) {
+  check(e.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.",
+        name[0] == 'm' ? " Specify the reduction dim with the 'dim' argument." : "");
+}
+
+}  // namespace detail
+
+template <Expression E>
+auto sum(const E& e) {
+  using T = typename E::value_type;
+  using R = detail::sum_t<T>;
+  return detail::scalar_tensor<R>(R(detail::reduce_all<detail::SumReducer, acc_t<R>>(e)));
+}
+template <Expression E>
+auto prod(const E& e) {
+  using T = typename E::value_type;
+  using R = detail::sum_t<T>;
+  return detail::scalar_tensor<R>(R(detail::reduce_all<detail::ProdReducer, acc_t<R>>(e)));
+}
+template <Expression E>
+auto mean(const E& e) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "mean(): could not infer output dtype. Input dtype must be either a floating point "
+                                  "or complex dtype. Use mean(cast<float>(x)) for integer tensors.");
+  const auto s = detail::reduce_all<detail::SumReducer, acc_t<T>>(e);
+  return detail::scalar_tensor<T>(T(s / acc_t<T>(e.numel())));
+}
+template <Expression E>
+auto amax(const E& e) {
+  using T = typename E::value_type;
+  detail::check_nonempty(e, "amax");
+  return detail::scalar_tensor<T>(T(detail::reduce_all<detail::MaxReducer, acc_t<T>>(e)));
+}
+template <Expression E>
+auto amin(const E& e) {
+  using T = typename E::value_type;
+  detail::check_nonempty(e, "amin");
+  return detail::scalar_tensor<T>(T(detail::reduce_all<detail::MinReducer, acc_t<T>>(e)));
+}
+// max(e) / min(e) over all elements (the forms with a dim come with reductions over dims).
+template <Expression E>
+auto max(const E& e) {
+  detail::check_nonempty(e, "max");
+  return amax(e);
+}
+template <Expression E>
+auto min(const E& e) {
+  detail::check_nonempty(e, "min");
+  return amin(e);
+}
+
+// True when every element of a and b (broadcast) satisfies
+// |a - b| <= atol + rtol * |b|; NaNs are never close (equal_nan = false).
+template <Expression A, Expression B>
+bool allclose(const A& a, const B& b, double rtol = 1e-5, double atol = 1e-8) {
+  using C = floating_t<promote_t<typename A::value_type, typename B::value_type>>;
+  const auto x = cast<C>(a);
+  const auto y = cast<C>(b);
+  const auto close = (x == y) || (abs(x - y) <= C(atol) + C(rtol) * abs(y));
+  return detail::reduce_all<detail::AllReducer, bool>(close);
+}
+
+// True when a and b have the same sizes and the same elements.
+template <Expression A, Expression B>
+bool equal(const A& a, const B& b) {
+  if (!(a.sizes() == b.sizes())) return false;
+  return detail::reduce_all<detail::AllReducer, bool>(a == b);
+}
+
+// ----- method forms ------------------------------------------------------------
+template <class D> auto ExprBase<D>::sum() const { return tsr::sum(derived()); }
+template <class D> auto ExprBase<D>::mean() const { return tsr::mean(derived()); }
+template <class D> auto ExprBase<D>::prod() const { return tsr::prod(derived()); }
+template <class D> auto ExprBase<D>::amax() const { return tsr::amax(derived()); }
+template <class D> auto ExprBase<D>::amin() const { return tsr::amin(derived()); }
+template <class D> auto ExprBase<D>::max() const { return tsr::max(derived()); }
+template <class D> auto ExprBase<D>::min() const { return tsr::min(derived()); }
+
+}  // namespace tsr

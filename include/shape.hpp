@@ -1,0 +1,75 @@
+// Shape and Strides, dimension wrapping and broadcasting of shapes.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "detail/small_vector.hpp"
+#include "errors.hpp"
+
+namespace tsr {
+
+// Sizes of a tensor: up to 8 dimensions without a heap allocation.
+using Shape = detail::SmallVector<int64_t, 8>;
+// Strides of a tensor, in elements.
+using Strides = detail::SmallVector<int64_t, 8>;
+
+namespace detail {
+
+// Prints [2, 3] (found by ADL for Shape and Strides).
+inline std::ostream& operator<<(std::ostream& os, const SmallVector<int64_t, 8>& s) {
+  os << '[';
+  for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  return os << ']';
+}
+
+inline int64_t numel_of(const Shape& s) {
+  int64_t n = 1;
+  for (auto v : s) n *= v;
+  return n;
+}
+
+inline Strides contiguous_strides(const Shape& s) {
+  Strides st(s.size());
+  int64_t acc = 1;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(s[i], 1);
+  }
+  return st;
+}
+
+// Turns a possibly negative dim into [0, ndim); PyTorch's message otherwise.
+// A 0-d tensor accepts dims -1 and 0, as in PyTorch.
+inline int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  const int64_t n = std::max<int64_t>(ndim, 1);
+  check<IndexError>(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n,
+                    ", ", n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+// PyTorch's broadcasting of two shapes, with its error text.
+inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  const std::size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    check(da == db || da == 1 || db == 1, "The size of tensor a (", da,
+          ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Checks that `from` broadcasts to exactly `to` (in-place ops, expand).
+inline bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const std::size_t lead = to.size() - from.size();
+  for (std::size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[lead + i]) return false;
+  return true;
+}
+
+}  // namespace detail
+}  // namespace tsr

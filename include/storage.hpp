@@ -1,0 +1,63 @@
+// A ref-counted byte buffer on a device, shared by all views of a tensor.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+
+#include "detail/allocator.hpp"
+#include "device.hpp"
+
+namespace tsr {
+
+class StorageImpl {
+ public:
+  // Owning storage of nbytes from the CPU allocator.
+  explicit StorageImpl(std::size_t nbytes, Device device = kCPU) : nbytes_(nbytes), device_(device) {
+    detail::check_device_supported(device);
+    data_ = detail::CpuAllocator::instance().allocate(nbytes);
+  }
+  // Non-owning storage over user memory (from_blob).
+  StorageImpl(void* data, std::size_t nbytes, Device device) : data_(data), nbytes_(nbytes), device_(device), owning_(false) {}
+
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+  ~StorageImpl() { release(); }
+
+  void* data() const { return data_; }
+  std::size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  bool owning() const { return owning_; }
+
+  // Changes the buffer's size, keeping the common prefix; resizing to 0 frees
+  // the memory while views keep their metadata (the FSDP pattern).
+  void resize_(std::size_t nbytes) {
+    detail::check(owning_, "Trying to resize storage that is not resizable");
+    if (nbytes == nbytes_) return;
+    void* fresh = detail::CpuAllocator::instance().allocate(nbytes);
+    if (data_ && fresh) std::memcpy(fresh, data_, std::min(nbytes, nbytes_));
+    release();
+    data_ = fresh;
+    nbytes_ = nbytes;
+  }
+
+  // Bumped by every in-place write; autograd compares it to saved versions.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void release() {
+    if (owning_) detail::CpuAllocator::instance().deallocate(data_, nbytes_);
+    data_ = nullptr;
+  }
+
+  void* data_ = nullptr;
+  std::size_t nbytes_ = 0;
+  Device device_;
+  bool owning_ = true;
+  std::atomic<uint64_t> version_{0};
+};
+
+using Storage = std::shared_ptr<StorageImpl>;
+
+}  // namespace tsr

@@ -1,0 +1,287 @@
+// Tensor<T>: a shared handle to storage, offset, sizes and strides.
+// Views share storage; copies are explicit (clone, contiguous, to).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "expr.hpp"
+#include "storage.hpp"
+
+namespace tsr {
+
+namespace detail {
+template <class T, class E>
+void assign(const Tensor<T>& dst, const E& src);
+
+// The leaf evaluator: a raw pointer and strides aligned to the plan.
+template <class T>
+struct TensorEval {
+  using value_type = T;
+  static constexpr bool simd = is_simd_storage_v<T>;
+  const T* base;
+  const T* ptr;
+  int64_t inner;
+  int ndim;
+  int64_t st[kMaxEvalDims];
+  TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) {
+    int64_t off = 0;
+    for (int k = 0; k < nd; ++k) off += idx[k] * st[k];
+    ptr = base + off;
+    inner = st[nd - 1];
+  }
+  TSR_HOST_DEVICE T operator[](int64_t i) const { return ptr[i * inner]; }
+  template <class B>
+  B batch(int64_t i) const {
+    return inner ? B::load_unaligned(ptr + i) : B(*ptr);
+  }
+  bool unit_inner() const { return st[ndim - 1] == 0 || st[ndim - 1] == 1; }
+};
+}  // namespace detail
+
+// What a tensor handle points at. Autograd metadata joins it in its issue.
+struct TensorImpl {
+  Storage storage;
+  int64_t offset = 0;
+  Shape sizes;
+  Strides strides;
+};
+
+template <class T = float>
+class Tensor : public ExprBase<Tensor<T>> {
+  static_assert(is_element_type_v<T>,
+                "Tensor<T>: T must be float, double, int32_t, int64_t, bool, half or bfloat16");
+
+ public:
+  using value_type = T;
+
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  // Materializes an expression into a new contiguous tensor.
+  template <Expression E>
+  Tensor(const E& e) {  // NOLINT: implicit, `Tensor y = a + b;`
+    *this = allocate(e.sizes());
+    detail::assign(*this, e);
+  }
+
+  // Assignment to a named tensor rebinds it (libtorch semantics) ...
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  template <Expression E>
+  Tensor& operator=(const E& e) & {
+    return *this = Tensor(e);
+  }
+  // ... assignment to a temporary (a view) writes through into its storage.
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  template <Expression E>
+  Tensor& operator=(const E& e) && {
+    return copy_(e);
+  }
+  Tensor& operator=(T value) && { return fill_(value); }
+
+  // A tensor over memory it does not own (from_blob); strides default to
+  // contiguous.
+  static Tensor from_raw(T* data, Shape sizes, Strides strides = {}) {
+    if (strides.empty()) strides = detail::contiguous_strides(sizes);
+    detail::check(strides.size() == sizes.size(), "from_blob: got ", sizes.size(), " sizes and ", strides.size(),
+                  " strides");
+    int64_t extent = 1;
+    for (std::size_t d = 0; d < sizes.size(); ++d) extent += (sizes[d] - 1) * strides[d];
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<StorageImpl>(static_cast<void*>(data),
+                                                  static_cast<std::size_t>(std::max<int64_t>(extent, 0)) * sizeof(T), kCPU);
+    impl->sizes = std::move(sizes);
+    impl->strides = std::move(strides);
+    return Tensor(std::move(impl));
+  }
+
+  // A new contiguous, uninitialized tensor.
+  static Tensor allocate(const Shape& sizes, Device device = kCPU) {
+    for (auto s : sizes)
+      detail::check(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T), device);
+    impl->sizes = sizes;
+    impl->strides = detail::contiguous_strides(sizes);
+    return Tensor(std::move(impl));
+  }
+
+  // ----- metadata ---------------------------------------------------------
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& sizes() const { return impl().sizes; }
+  const Strides& strides() const { return impl().strides; }
+  int64_t size(int64_t d) const { return sizes()[detail::wrap_dim(d, dim())]; }
+  int64_t stride(int64_t d) const { return strides()[detail::wrap_dim(d, dim())]; }
+  int64_t dim() const { return static_cast<int64_t>(sizes().size()); }
+  int64_t numel() const { return detail::numel_of(sizes()); }
+  int64_t storage_offset() const { return impl().offset; }
+  Device device() const { return impl().storage->device(); }
+  const Storage& storage() const { return impl().storage; }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_contiguous() const {
+    int64_t expected = 1;
+    for (int64_t d = dim() - 1; d >= 0; --d) {
+      if (sizes()[d] == 1) continue;
+      if (strides()[d] != expected) return numel() == 0;
+      expected *= sizes()[d];
+    }
+    return true;
+  }
+  // True when the two tensors view the same storage.
+  bool is_alias_of(const Tensor& o) const { return defined() && o.defined() && storage() == o.storage(); }
+
+  T* data_ptr() const {
+    check_storage();
+    return static_cast<T*>(storage()->data()) + storage_offset();
+  }
+  T item() const {
+    detail::check(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+    return *data_ptr();
+  }
+  std::vector<T> to_vector() const;
+
+  // Element reference; negative indices count from the end.
+  template <class... I>
+    requires(std::is_integral_v<I> && ...)
+  T& operator()(I... indices) const {
+    constexpr int64_t n = sizeof...(I);
+    detail::check<IndexError>(n == dim(), "too many indices for tensor of dimension ", dim(),
+                              " (got ", n, ")");
+    const int64_t idx[] = {static_cast<int64_t>(indices)..., 0};
+    int64_t off = 0;
+    for (int64_t d = 0; d < n; ++d) {
+      const int64_t size = sizes()[d];
+      int64_t i = idx[d];
+      detail::check<IndexError>(i >= -size && i < size, "index ", i, " is out of bounds for dimension ", d,
+                                " with size ", size);
+      off += (i < 0 ? i + size : i) * strides()[d];
+    }
+    return data_ptr()[off];
+  }
+
+  // ----- views (share storage) ---------------------------------------------
+  Tensor view(Shape shape) const;
+  Tensor reshape(Shape shape) const;
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;
+  Tensor permute(Shape dims) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor expand(Shape shape) const;
+  Tensor as_strided(Shape sizes, Strides strides, int64_t offset) const;
+
+  // ----- copies ------------------------------------------------------------
+  Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
+  Tensor clone() const { return Tensor(*this, CloneTag{}); }
+  template <class U>
+  Tensor<U> to() const {
+    if constexpr (std::is_same_v<U, T>) return *this;
+    else return Tensor<U>(cast<U>(*this));
+  }
+  Tensor to(Device d) const {
+    detail::check_device_supported(d);
+    return *this;
+  }
+
+  // ----- in place (each returns *this) --------------------------------------
+  template <class E>
+  Tensor& copy_(const E& src) {
+    if constexpr (Expression<E>) detail::assign(*this, src);
+    else detail::assign(*this, ScalarLeaf<T>(detail::convert<T>(src)));
+    return const_cast<Tensor&>(*this);
+  }
+  Tensor& fill_(T value) { return copy_(ScalarLeaf<T>(value)); }
+  Tensor& zero_() { return fill_(T(0)); }
+  template <class E> Tensor& add_(const E& e) { return update(*this + e); }
+  template <class E> Tensor& sub_(const E& e) { return update(*this - e); }
+  template <class E> Tensor& mul_(const E& e) { return update(*this * e); }
+  template <class E> Tensor& div_(const E& e) { return update(*this / e); }
+  template <class E> Tensor& operator+=(const E& e) { return add_(e); }
+  template <class E> Tensor& operator-=(const E& e) { return sub_(e); }
+  template <class E> Tensor& operator*=(const E& e) { return mul_(e); }
+  template <class E> Tensor& operator/=(const E& e) { return div_(e); }
+  template <class L, class H> Tensor& clamp_(const L& lo, const H& hi);
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+
+  // ----- expression interface ------------------------------------------------
+  template <class F>
+  void for_each_leaf(F&& f) const { f(*this); }
+  detail::TensorEval<T> evaluator(const detail::Plan& p) const;
+  // Throws if the storage cannot hold every element the view addresses
+  // (e.g. after storage().resize_(0)).
+  void check_storage() const;
+
+ private:
+  struct CloneTag {};
+  // Writes an in-place op's result back; like PyTorch, the result type must
+  // be castable to T (no float into an int tensor, nothing into bool).
+  template <class E>
+  Tensor& update(const E& result) {
+    using R = typename E::value_type;
+    static_assert(!(is_floating_v<R> && !is_floating_v<T>) && !(std::is_same_v<T, bool> && !std::is_same_v<R, bool>),
+                  "result type can't be cast to the desired output type of this in-place op");
+    return copy_(result);
+  }
+  Tensor(const Tensor& src, CloneTag) {
+    *this = allocate(src.sizes());
+    detail::assign(*this, src);
+  }
+  const TensorImpl& impl() const {
+    detail::check(impl_ != nullptr, "undefined tensor: this Tensor was default-constructed and holds no data");
+    return *impl_;
+  }
+  Tensor with_geometry(Shape sizes, Strides strides, int64_t offset) const {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = storage();
+    impl->offset = offset;
+    impl->sizes = std::move(sizes);
+    impl->strides = std::move(strides);
+    return Tensor(std::move(impl));
+  }
+
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+template <class T>
+void Tensor<T>::check_storage() const {
+  int64_t extent = storage_offset() + 1;
+  if (numel() == 0) return;
+  for (int64_t d = 0; d < dim(); ++d) extent += (sizes()[d] - 1) * strides()[d];
+  const auto bytes = static_cast<std::size_t>(extent) * sizeof(T);
+  detail::check(bytes <= storage()->nbytes(), "setStorage: sizes ", sizes(), ", strides ", strides(),
+                ", storage offset ", storage_offset(), ", and itemsize ", sizeof(T), " requiring a storage size of ",
+                bytes, " are out of bounds for storage of size ", storage()->nbytes());
+}
+
+template <class T>
+detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
+  check_storage();
+  detail::TensorEval<T> e{};
+  e.base = static_cast<const T*>(storage()->data()) + storage_offset();
+  e.ptr = e.base;
+  e.ndim = p.ndim;
+  const int64_t lead = p.out_rank - dim();
+  for (int k = 0; k < p.ndim; ++k) {
+    const int64_t d = p.src[k] - lead;
+    e.st[k] = (p.src[k] < 0 || d < 0 || sizes()[d] == 1) ? 0 : strides()[d];
+  }
+  e.inner = e.st[p.ndim - 1];
+  return e;
+}
+
+template <class T>
+std::vector<T> Tensor<T>::to_vector() const {
+  if (numel() == 0) return {};
+  const Tensor c = contiguous();
+  const T* p = c.data_ptr();
+  return std::vector<T>(p, p + numel());
+}
+
+}  // namespace tsr

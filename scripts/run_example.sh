@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Builds and runs the main example (examples/tour.cpp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+[ -f build/build.ninja ] || meson setup build -Dbench=false >/dev/null
+meson compile -C build tour >/dev/null
+./build/examples/tour

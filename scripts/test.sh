@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite (and the examples, which are tests too).
+# Pass --sanitize to build and run it under AddressSanitizer + UBSan instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+dir=build
+opts=(-Dbench=false)
+if [ "${1:-}" = "--sanitize" ]; then
+  dir=build-sanitize
+  opts+=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized)
+fi
+[ -f "$dir/build.ninja" ] || meson setup "$dir" "${opts[@]}" >/dev/null
+meson compile -C "$dir"
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$dir" --print-errorlogs

@@ -1,0 +1,100 @@
+// Helpers shared by the test files: golden files and ulp comparisons.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <tessera.hpp>
+
+namespace test {
+
+inline std::string golden_path(const std::string& name) { return std::string(TSR_GOLDEN_DIR) + "/" + name + ".npy"; }
+
+template <class T = double>
+tsr::Tensor<T> golden(const std::string& name) {
+  return tsr::io::load_npy<T>(golden_path(name));
+}
+
+// Distance in units in the last place of F between got and want (both
+// representable in F); NaN matches NaN, infinities must match exactly.
+template <class F>
+double ulp_error(double got, double want) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(want) || std::isinf(got)) return got == want ? 0 : INFINITY;
+  if (got == want) return 0;
+  const F w = static_cast<F>(want);
+  const F spacing = std::nextafter(std::abs(w), std::numeric_limits<F>::infinity()) - std::abs(w);
+  return std::abs(got - want) / static_cast<double>(spacing);
+}
+
+// Worst ulp error of got against want (element by element, same shape).
+template <class F, class A, class B>
+double worst_ulp(const A& got, const B& want, int64_t* where = nullptr) {
+  auto g = tsr::Tensor<double>(tsr::cast<double>(got)).to_vector();
+  auto w = tsr::Tensor<double>(tsr::cast<double>(want)).to_vector();
+  REQUIRE(g.size() == w.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double e = ulp_error<F>(g[i], w[i]);
+    if (e > worst) {
+      worst = e;
+      if (where) *where = static_cast<int64_t>(i);
+    }
+  }
+  return worst;
+}
+
+// Like worst_ulp, but an element passes if it is close to PyTorch's value or
+// to the exact value (where PyTorch itself is inaccurate); NaN in `exact`
+// means "no exact value known here".
+template <class F, class A>
+double worst_ulp_either(const A& got, const tsr::Tensor<double>& want, const tsr::Tensor<double>& exact,
+                        int64_t* where = nullptr, int64_t* differs_from_torch = nullptr) {
+  auto g = tsr::Tensor<double>(tsr::cast<double>(got)).to_vector();
+  auto w = want.to_vector();
+  auto x = exact.to_vector();
+  REQUIRE(g.size() == w.size());
+  REQUIRE(g.size() == x.size());
+  double worst = 0;
+  int64_t differs = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    double e = ulp_error<F>(g[i], w[i]);
+    if (e > 0) ++differs;
+    if (!std::isnan(x[i])) e = std::min(e, ulp_error<F>(g[i], x[i]));
+    if (e > worst) {
+      worst = e;
+      if (where) *where = static_cast<int64_t>(i);
+    }
+  }
+  if (differs_from_torch) *differs_from_torch = differs;
+  return worst;
+}
+
+inline bool file_exists(const std::string& p) { return std::ifstream(p).good(); }
+
+template <class E>
+std::string repr(const E& e) {
+  std::ostringstream os;
+  os << e;
+  return os.str();
+}
+
+// Runs f once with each thread count and restores the default.
+template <class F>
+void with_threads(int n, F&& f) {
+  const int before = tsr::get_num_threads();
+  tsr::set_num_threads(n);
+  try {
+    f();
+  } catch (...) {
+    tsr::set_num_threads(before);
+    throw;
+  }
+  tsr::set_num_threads(before);
+}
+
+}  // namespace test

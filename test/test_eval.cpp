@@ -1,0 +1,134 @@
+// Evaluation: aliasing (in place when the mapping is identical, through a
+// temporary otherwise), in-place rules, thread-count independence, the
+// evaluator contract, storage bounds.
+#include "common.hpp"
+
+using namespace tsr;
+
+TEST_CASE("x.copy_(x.t()) on a square matrix transposes correctly") {
+  for (int64_t n : {2, 3, 17, 100}) {
+    CAPTURE(n);
+    auto x = arange<float>(0.f, float(n * n)).reshape({n, n});
+    const auto expected = x.t().contiguous();
+    x.copy_(x.t());
+    CHECK(equal(x, expected));
+  }
+}
+
+TEST_CASE("overlapping shifted slices read the old values") {
+  auto x = arange<float>(0.f, 10.f);
+  x.slice(0, 1, 10) = x.slice(0, 0, 9) + 100.f;  // forward overlap
+  CHECK(x.to_vector() == std::vector<float>{0, 100, 101, 102, 103, 104, 105, 106, 107, 108});
+  auto y = arange<float>(0.f, 10.f);
+  y.slice(0, 0, 9) = y.slice(0, 1, 10) * 2.f;  // backward overlap
+  CHECK(y.to_vector() == std::vector<float>{2, 4, 6, 8, 10, 12, 14, 16, 18, 9});
+  auto z = arange<float>(0.f, 6.f).reshape({2, 3});
+  z += z.select(0, 0);  // a broadcast row of z itself
+  CHECK(z.to_vector() == std::vector<float>{0, 2, 4, 3, 5, 7});
+}
+
+TEST_CASE("the identical mapping runs in place") {
+  auto x = arange<float>(0.f, 5.f);
+  const auto* before = x.data_ptr();
+  x += x * 2.f;
+  CHECK(x.data_ptr() == before);
+  CHECK(x.to_vector() == std::vector<float>{0, 3, 6, 9, 12});
+  x.mul_(x);
+  CHECK(x.to_vector() == std::vector<float>{0, 9, 36, 81, 144});
+  CHECK(detail::needs_temporary(x, x * 2.f) == false);
+  CHECK(detail::needs_temporary(x, x.slice(0, 0, 5, 1) + 1.f) == false);
+  CHECK(detail::needs_temporary(x.slice(0, 1, 5), x.slice(0, 0, 4)) == true);
+}
+
+TEST_CASE("in-place ops broadcast the source but never change the destination's shape") {
+  auto x = zeros({2, 3});
+  x += arange<float>(0.f, 3.f);
+  CHECK(x.to_vector() == std::vector<float>{0, 1, 2, 0, 1, 2});
+  CHECK_THROWS_WITH_AS(x.add_(zeros({2, 2, 3})), "output with shape [2, 3] doesn't match the broadcast shape [2, 2, 3]", Error);
+  CHECK_THROWS_WITH_AS(x.copy_(zeros({4})), "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1", Error);
+  auto e = zeros({3}).expand({2, 3});
+  CHECK_THROWS_WITH_AS(e.fill_(1.f),
+                       "unsupported operation: more than one element of the written-to tensor refers to a single "
+                       "memory location. Please clone() the tensor before performing the operation.",
+                       Error);
+  auto i = arange<int32_t>(0, 4);
+  i *= 3;
+  i -= 1;
+  CHECK(i.to_vector() == std::vector<int32_t>{-1, 2, 5, 8});
+  auto f = ones({2});
+  f /= 4;
+  CHECK(f.to_vector() == std::vector<float>{0.25f, 0.25f});
+  f.clamp_(0.f, 0.1f);
+  CHECK(f.to_vector() == std::vector<float>{0.1f, 0.1f});
+}
+
+TEST_CASE("results are bitwise identical for 1 and 2 threads") {
+  manual_seed(3);
+  auto a = randn({1 << 20});
+  auto b = randn({1 << 20});
+  auto c = randn({512, 2048}).t();  // strided tier
+  Tensor<float> r1, r2, s1, s2;
+  test::with_threads(1, [&] {
+    r1 = a * b + sin(a) - exp(-b);
+    s1 = c * 2.f + 1.f;
+  });
+  test::with_threads(2, [&] {
+    r2 = a * b + sin(a) - exp(-b);
+    s2 = c * 2.f + 1.f;
+  });
+  CHECK(std::memcmp(r1.data_ptr(), r2.data_ptr(), sizeof(float) << 20) == 0);
+  CHECK(equal(s1, s2));
+  CHECK(equal(s1, c.contiguous() * 2.f + 1.f));
+}
+
+TEST_CASE("evaluators are trivially copyable") {
+  auto a = ones({3});
+  auto e = where(a > 0.f, sin(a) * 2.f, cast<float>(a == 1.f)) + clamp(a, 0.f, 1.f);
+  using Ev = decltype(e.evaluator(std::declval<const detail::Plan&>()));
+  static_assert(std::is_trivially_copyable_v<Ev>);
+  CHECK(e.to_vector().size() == 3);
+}
+
+TEST_CASE("expression nodes hold their operands: no dangling after the tensors go") {
+  auto make = [] {
+    auto a = arange<float>(0.f, 4.f);
+    return a * 2.f + a;  // a is held by handle inside the expression
+  };
+  auto e = make();
+  CHECK(e.to_vector() == std::vector<float>{0, 3, 6, 9});
+}
+
+TEST_CASE("a tensor whose storage was resized to 0 cannot be read; resized back it can") {
+  auto x = arange<float>(0.f, 3.f);
+  x.storage()->resize_(0);
+  CHECK_THROWS_WITH_AS((void)(x + 1.f).eval(),
+                       "setStorage: sizes [3], strides [1], storage offset 0, and itemsize 4 requiring a storage size "
+                       "of 12 are out of bounds for storage of size 0",
+                       Error);
+  CHECK_THROWS_AS(test::repr(x), Error);
+  CHECK_THROWS_AS(x(0), Error);
+  x.storage()->resize_(12);
+  x.fill_(2.f);
+  CHECK(x.to_vector() == std::vector<float>{2, 2, 2});
+}
+
+TEST_CASE("version counter counts in-place writes") {
+  auto x = zeros({4});
+  const auto v0 = x.storage()->version();
+  x += 1.f;
+  x.select(0, 1) = 3.f;
+  CHECK(x.storage()->version() == v0 + 2);
+}
+
+TEST_CASE("large evaluations with inner dims of every kind") {
+  // rows shorter than a tile, a tile-multiple row, and a ragged row.
+  for (Shape s : {Shape{40000, 3}, Shape{16, 8192}, Shape{7, 5001}}) {
+    CAPTURE(s);
+    auto a = rand(s);
+    Tensor<float> r = a * 3.f - 1.f;
+    auto av = a.to_vector(), rv = r.to_vector();
+    bool ok = true;
+    for (std::size_t i = 0; i < av.size(); ++i) ok = ok && rv[i] == av[i] * 3.f - 1.f;
+    CHECK(ok);
+  }
+}

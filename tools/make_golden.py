@@ -1,0 +1,277 @@
+#!/usr/bin/python3
+"""Writes PyTorch 1.13's answers into test/golden/ (run with /usr/bin/python3).
+
+Every expected value the tests compare against comes from here: the outputs
+of torch on fixed inputs, stored as .npy (read back by tessera's own reader)
+plus a text file for printing. Re-run after changing a case; commit the files.
+"""
+import math
+import os
+
+import mpmath
+import numpy as np
+import torch
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "golden")
+os.makedirs(OUT, exist_ok=True)
+
+
+def save(name, t):
+    a = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+    np.save(os.path.join(OUT, name + ".npy"), a)
+
+
+# ----- inputs ------------------------------------------------------------------
+def float_grid(dtype):
+    fi = torch.finfo(dtype)
+    special = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), fi.tiny, -fi.tiny, fi.tiny / 4,
+               -fi.tiny / 4, fi.max, -fi.max, fi.eps, 1e-30, 1e-10, 1e-5, 1e-3, 0.1, 0.25, 0.5, 0.75, 1.0,
+               1.5, 2.0, 2.5, 3.0, 3.5, -0.5, -1.0, -1.5, -2.0, -2.5, -3.5, 10.0, 20.0, 30.0, 50.0, 88.0,
+               89.0, 100.0, 709.0, 710.0, 1e10, 1e20, -1e10, 0.9999, 1.0001, -0.9999, 3.14159265, -3.14159265]
+    dense = torch.linspace(-12, 12, 241, dtype=torch.float64).tolist()
+    g = torch.Generator().manual_seed(1234)
+    logs = (torch.rand(64, generator=g, dtype=torch.float64) * 60 - 30)
+    signs = torch.where(torch.rand(64, generator=g) < 0.5, -1.0, 1.0).double()
+    wide = (signs * torch.pow(10.0, logs)).tolist()
+    return torch.tensor(special + dense + wide, dtype=torch.float64).to(dtype)
+
+
+UNARY_FLOAT = {
+    "abs": torch.abs, "neg": torch.neg, "sign": torch.sign, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+    "square": torch.square, "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log,
+    "log2": torch.log2, "log10": torch.log10, "log1p": torch.log1p, "sin": torch.sin, "cos": torch.cos,
+    "tan": torch.tan, "asin": torch.asin, "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh,
+    "cosh": torch.cosh, "tanh": torch.tanh, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
+    "sigmoid": torch.sigmoid, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"), "silu": torch.nn.functional.silu,
+    "softplus": torch.nn.functional.softplus, "erf": torch.erf, "erfc": torch.erfc, "floor": torch.floor,
+    "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc, "frac": torch.frac,
+    "reciprocal": torch.reciprocal, "isnan": torch.isnan, "isinf": torch.isinf, "isfinite": torch.isfinite,
+    "nan_to_num": torch.nan_to_num, "pow2": lambda x: torch.pow(x, 2), "pow3": lambda x: torch.pow(x, 3),
+    "pow_half": lambda x: torch.pow(x, 0.5), "pow_m1": lambda x: torch.pow(x, -1),
+    "pow_1_7": lambda x: torch.pow(x, 1.7), "logical_not": torch.logical_not,
+    "clamp": lambda x: torch.clamp(x, -1.5, 2.0),
+}
+
+BINARY_FLOAT = {
+    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "remainder": torch.remainder,
+    "fmod": torch.fmod, "floor_divide": torch.floor_divide, "atan2": torch.atan2, "pow": torch.pow,
+    "maximum": torch.maximum, "minimum": torch.minimum, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt,
+    "le": torch.le, "gt": torch.gt, "ge": torch.ge, "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or, "logical_xor": torch.logical_xor,
+    "lerp": lambda a, b: torch.lerp(a, b, torch.full_like(a, 0.3)),
+}
+
+
+# Exact values (50 digits, then rounded to the dtype) for the math functions,
+# so that where PyTorch is inaccurate (overflow in sinh/cosh/log1p near the
+# top of the range, cancellation in gelu) the tests can tell.
+mpmath.mp.dps = 50
+_sqrt_half = mpmath.sqrt(mpmath.mpf(0.5))
+EXACT = {
+    "exp": mpmath.exp, "exp2": lambda v: mpmath.power(2, v), "expm1": mpmath.expm1, "log": mpmath.log,
+    "log2": lambda v: mpmath.log(v, 2), "log10": mpmath.log10, "log1p": mpmath.log1p, "sin": mpmath.sin,
+    "cos": mpmath.cos, "tan": mpmath.tan, "asin": mpmath.asin, "acos": mpmath.acos, "atan": mpmath.atan,
+    "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh, "asinh": mpmath.asinh,
+    "acosh": mpmath.acosh, "atanh": mpmath.atanh, "erf": mpmath.erf, "erfc": mpmath.erfc,
+    "sigmoid": lambda v: 1 / (1 + mpmath.exp(-v)), "silu": lambda v: v / (1 + mpmath.exp(-v)),
+    "gelu": lambda v: v / 2 * mpmath.erfc(-v * _sqrt_half),
+    "gelu_tanh": lambda v: v / (1 + mpmath.exp(-2 * mpmath.sqrt(2 / mpmath.pi) * (v + mpmath.mpf("0.044715") * v ** 3))),
+    "softplus": lambda v: v if v > 20 else mpmath.log1p(mpmath.exp(v)),
+    "pow_1_7": lambda v: mpmath.power(v, mpmath.mpf(1.7)) if v >= 0 else mpmath.nan,
+}
+
+
+def exact(f, x):
+    out = []
+    for v in x.double().tolist():
+        if math.isnan(v) or math.isinf(v):
+            out.append(float("nan"))  # special values: PyTorch's answer is the reference
+            continue
+        try:
+            r = f(mpmath.mpf(v))
+            out.append(float(r.real) if isinstance(r, mpmath.mpc) and r.imag == 0 else
+                       float("nan") if isinstance(r, mpmath.mpc) else float(r))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            out.append(float("nan"))
+    return torch.tensor(out, dtype=torch.float64).to(x.dtype)
+
+
+EXACT_BINARY = {
+    "fmod": lambda a, b: mpmath.mpf(math.fmod(float(a), float(b))),
+    "remainder": lambda a, b: mpmath.mpf(float(a) % float(b)),
+    "floor_divide": lambda a, b: mpmath.mpf(float(a) // float(b)),
+    "pow": lambda a, b: mpmath.power(a, b) if a >= 0 or b == int(b) else mpmath.nan,
+    "atan2": mpmath.atan2,
+}
+
+
+def exact2(f, a, b):
+    out = []
+    for u, v in zip(a.double().flatten().tolist(), b.double().flatten().tolist()):
+        if not (math.isfinite(u) and math.isfinite(v)):
+            out.append(float("nan"))
+            continue
+        try:
+            r = f(mpmath.mpf(u), mpmath.mpf(v))
+            out.append(float(r))
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+            out.append(float("nan"))
+    return torch.tensor(out, dtype=torch.float64).reshape(a.shape).to(a.dtype)
+
+
+def elementwise():
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        x = float_grid(dtype)
+        save(f"unary_in_{tag}", x)
+        for name, f in UNARY_FLOAT.items():
+            save(f"unary_{name}_{tag}", f(x))
+            if name in EXACT:
+                save(f"exact_{name}_{tag}", exact(EXACT[name], x))
+        # Binary ops on a grid of pairs: a row-vector against a column-vector.
+        b_vals = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 7.0, -7.0, 1e-3, 1e10, float("inf"),
+                               float("-inf"), float("nan"), 2.0, -3.0], dtype=dtype)
+        a_vals = float_grid(dtype)[::3]
+        A = a_vals[:, None].expand(-1, b_vals.numel()).contiguous()
+        B = b_vals[None, :].expand(a_vals.numel(), -1).contiguous()
+        save(f"binary_a_{tag}", A)
+        save(f"binary_b_{tag}", B)
+        for name, f in BINARY_FLOAT.items():
+            save(f"binary_{name}_{tag}", f(A, B))
+            if name in EXACT_BINARY:
+                save(f"exact_binary_{name}_{tag}", exact2(EXACT_BINARY[name], A, B))
+
+    # Integer ops (no zero divisors: PyTorch raises there).
+    a = torch.arange(-20, 21, dtype=torch.int64)
+    A = a[:, None].expand(-1, 8).contiguous()
+    B = torch.tensor([1, -1, 2, -2, 3, -3, 7, -7], dtype=torch.int64)[None, :].expand(a.numel(), -1).contiguous()
+    for dtype, tag in [(torch.int32, "i32"), (torch.int64, "i64")]:
+        Ai, Bi = A.to(dtype), B.to(dtype)
+        save(f"int_a_{tag}", Ai)
+        save(f"int_b_{tag}", Bi)
+        for name, f in {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+                        "remainder": torch.remainder, "fmod": torch.fmod, "floor_divide": torch.floor_divide,
+                        "maximum": torch.maximum, "minimum": torch.minimum, "bitwise_and": torch.bitwise_and,
+                        "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor,
+                        "pow": lambda x, y: torch.pow(x, y.abs() % 5), "lt": torch.lt, "eq": torch.eq}.items():
+            save(f"int_{name}_{tag}", f(Ai, Bi))
+        for name, f in {"abs": torch.abs, "neg": torch.neg, "sign": torch.sign, "square": torch.square,
+                        "sin": torch.sin, "sqrt": torch.sqrt, "exp": torch.exp, "bitwise_not": torch.bitwise_not,
+                        "sigmoid": torch.sigmoid, "relu": torch.relu, "div_scalar": lambda x: x / 4,
+                        "mul_float_scalar": lambda x: x * 2.5, "add_int_scalar": lambda x: x + 3,
+                        "pow_scalar": lambda x: torch.pow(x, 2), "remainder_scalar": lambda x: x % 3}.items():
+            save(f"int_unary_{name}_{tag}", f(Ai))
+
+    # 16-bit floats: conversion of every float32 grid value, bit patterns.
+    x = float_grid(torch.float32)
+    save("f16_from_f32", x.to(torch.float16).view(torch.int16).to(torch.int32))
+    save("bf16_from_f32", x.to(torch.bfloat16).view(torch.int16).to(torch.int32))
+    # Round-to-nearest-even ties and all binary16 values back to float.
+    all16 = torch.arange(0, 65536, dtype=torch.int32).to(torch.int16)
+    save("f16_all_to_f32", all16.view(torch.float16).float())
+    save("bf16_all_to_f32", all16.view(torch.bfloat16).float())
+    h = torch.tensor([0.1, 0.2, 1.5, -3.25, 1000.0], dtype=torch.float16)
+    save("f16_arith_add", (h + h[[1, 2, 3, 4, 0]]).view(torch.int16).to(torch.int32))
+    save("f16_arith_mul", (h * h[[1, 2, 3, 4, 0]]).view(torch.int16).to(torch.int32))
+
+
+DTYPES = [torch.bool, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32, torch.float64]
+
+
+def promotion():
+    code = {d: i for i, d in enumerate(DTYPES)}
+    tt = np.zeros((len(DTYPES), len(DTYPES)), dtype=np.int64)
+    for i, a in enumerate(DTYPES):
+        for j, b in enumerate(DTYPES):
+            tt[i, j] = code[torch.promote_types(a, b)]
+    save("promote_tensor_tensor", tt)
+    ts = np.zeros((len(DTYPES), 3), dtype=np.int64)
+    for i, a in enumerate(DTYPES):
+        for j, s in enumerate([True, 2, 2.5]):
+            ts[i, j] = code[torch.result_type(torch.ones(2, dtype=a), s)]
+    save("promote_tensor_scalar", ts)
+    # Ops that change the category: true division and unary float functions.
+    div = np.zeros((len(DTYPES), len(DTYPES)), dtype=np.int64)
+    for i, a in enumerate(DTYPES):
+        for j, b in enumerate(DTYPES):
+            div[i, j] = code[(torch.ones(2, dtype=a) / torch.ones(2, dtype=b)).dtype]
+    save("promote_div", div)
+
+
+def printing():
+    cases = {}
+    g = torch.Generator().manual_seed(0)
+    cases["f32_simple"] = torch.tensor([[1.0, 2.5], [3.0, 4.0]])
+    cases["f32_int_valued"] = torch.tensor([1.0, 2.0, -3.0])
+    cases["f32_zeros"] = torch.zeros(3)
+    cases["f32_sci_small"] = torch.tensor([1e-5, 1.0, 2.0])
+    cases["f32_sci_large"] = torch.tensor([1e9, 1.0])
+    cases["f32_int_sci"] = torch.tensor([1.0, 1e5])
+    cases["f32_nan_inf"] = torch.tensor([float("nan"), 1.0, float("inf"), -float("inf")])
+    cases["f32_nan_frac"] = torch.tensor([float("nan"), 1.5, -float("inf")])
+    cases["f32_all_nan"] = torch.tensor([float("nan"), float("nan")])
+    cases["f32_neg"] = torch.tensor([-1.25, 0.5, 100.125])
+    cases["f32_scalar"] = torch.tensor(3.0)
+    cases["f32_scalar_frac"] = torch.tensor(-2.71828)
+    cases["f32_randn_3d"] = torch.randn(2, 3, 4, generator=g)
+    cases["f32_randn_4d"] = torch.randn(2, 2, 2, 3, generator=g)
+    cases["f32_wrap"] = torch.randn(30, generator=g)
+    cases["f32_wrap_2d"] = torch.randn(3, 20, generator=g)
+    cases["f32_summarize_1d"] = torch.arange(2000, dtype=torch.float32) / 7
+    cases["f32_summarize_2d"] = torch.randn(40, 50, generator=g)
+    cases["f32_summarize_3d"] = torch.arange(8 * 9 * 20, dtype=torch.float32).reshape(8, 9, 20)
+    cases["f32_empty"] = torch.zeros(0)
+    cases["f32_empty_2d"] = torch.zeros(0, 3)
+    cases["f32_tiny"] = torch.tensor([1e-30, 2e-30])
+    cases["f64_simple"] = torch.tensor([1.0, 2.25], dtype=torch.float64)
+    cases["f64_scalar"] = torch.tensor(2.5, dtype=torch.float64)
+    cases["f64_precise"] = torch.tensor([1 / 3, 2 / 3, 1e-3], dtype=torch.float64)
+    cases["i64_simple"] = torch.tensor([[1, -2, 3], [40, 5, -600]])
+    cases["i64_empty"] = torch.zeros(0, dtype=torch.int64)
+    cases["i64_summarize"] = torch.arange(1500).reshape(30, 50)
+    cases["i32_simple"] = torch.tensor([7, -8, 9], dtype=torch.int32)
+    cases["i32_long_line"] = torch.arange(-100000, 100000, 4000, dtype=torch.int32)
+    cases["bool_simple"] = torch.tensor([[True, False], [False, True]])
+    cases["bool_scalar"] = torch.tensor(True)
+    cases["f32_row_matrix"] = torch.randn(1, 12, generator=g)
+    cases["f32_large_mix"] = torch.tensor([123456.0, 0.001, 5.5])
+    with open(os.path.join(OUT, "print_cases.txt"), "w") as f:
+        for name, t in cases.items():
+            save("print_" + name, t)
+            f.write(f"=== {name}\n{str(t)}\n")
+
+
+def random_and_ranges():
+    torch.manual_seed(0)
+    save("rand_seed0_f32", torch.rand(1000))
+    torch.manual_seed(42)
+    save("rand_seed42_f64", torch.rand(100, dtype=torch.float64))
+    save("arange_f32", torch.arange(-1.5, 2.7, 0.25))
+    save("arange_f64_fine", torch.arange(-1.5, 2.7, 0.3, dtype=torch.float64))
+    save("arange_f64", torch.arange(0, 1, 0.1, dtype=torch.float64))
+    save("arange_i64", torch.arange(-5, 17, 3))
+    save("linspace_f32", torch.linspace(-1, 1, 9))
+    save("linspace_f32_b", torch.linspace(0, 10, 7))
+    save("linspace_f64", torch.linspace(-3, 7, 13, dtype=torch.float64))
+
+
+def reductions():
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(3, 1000, generator=g)
+    save("reduce_in", x)
+    save("reduce_sum", x.sum())
+    save("reduce_mean", x.mean())
+    save("reduce_prod", (x[:, :50] * 0.5 + 1).prod())
+    save("reduce_amax", x.amax())
+    save("reduce_amin", x.amin())
+    save("reduce_sum_tiny_pairs", torch.full((1 << 24,), 0.1).sum())
+
+
+if __name__ == "__main__":
+    assert torch.__version__.startswith("1.13"), torch.__version__
+    elementwise()
+    promotion()
+    printing()
+    random_and_ranges()
+    reductions()
+    print("golden files written to", os.path.normpath(OUT))
