@@ -1,1 +1,162 @@
-int main() {}
+// bench/elementwise: tessera's fused elementwise expressions against the
+// memory-bandwidth limit (a plain triad loop) and against Eigen, xtensor and
+// libtorch when installed. One process, 1 and 2 threads, medians.
+//   ./scripts/bench.sh elementwise
+#include <tessera.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include "bench_util.hpp"
+
+#ifdef TSR_BENCH_EIGEN
+#include <Eigen/Core>
+#endif
+#ifdef TSR_BENCH_XTENSOR
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xtensor.hpp>
+#endif
+#ifdef TSR_BENCH_TORCH
+#include <torch/torch.h>
+#endif
+
+using namespace tsr;
+
+namespace {
+constexpr int64_t N = int64_t{1} << 24;
+constexpr int kReps = 11;
+
+// The plain loop over a chunk split across tessera's thread pool: the same
+// threads everything else uses, so only the loop body differs.
+template <class F>
+void plain_parallel(int64_t n, F body) {
+  tsr::detail::ThreadPool::instance().parallel_for(64, [&](int64_t b, int64_t e) { body(n * b / 64, n * e / 64); });
+}
+
+void row(const char* what, double ms, double bytes = 0) {
+  if (bytes > 0) std::printf("  %-44s %9.2f ms  %6.1f GB/s\n", what, ms, bytes / ms / 1e6);
+  else std::printf("  %-44s %9.2f ms\n", what, ms);
+}
+}  // namespace
+
+int main() {
+  manual_seed(1);
+  auto a = rand({N}), b = rand({N}), c = rand({N}), d = rand({N});
+  auto out = empty({N});
+  float *pa = a.data_ptr(), *pb = b.data_ptr(), *pc = c.data_ptr(), *pd = d.data_ptr(), *po = out.data_ptr();
+  const double bytes3 = 3.0 * N * sizeof(float), bytes5 = 5.0 * N * sizeof(float);
+
+#ifdef TSR_BENCH_EIGEN
+  Eigen::Map<Eigen::ArrayXf> ea(pa, N), eb(pb, N), ec(pc, N), ed(pd, N);
+  Eigen::ArrayXf eo(N);
+#endif
+#ifdef TSR_BENCH_XTENSOR
+  xt::xtensor<float, 1> xa = xt::xtensor<float, 1>::from_shape({std::size_t(N)}), xb = xa, xc = xa, xd = xa, xo = xa;
+  std::copy(pa, pa + N, xa.begin());
+  std::copy(pb, pb + N, xb.begin());
+  std::copy(pc, pc + N, xc.begin());
+  std::copy(pd, pd + N, xd.begin());
+#endif
+#ifdef TSR_BENCH_TORCH
+  auto ta = torch::from_blob(pa, {N}), tb = torch::from_blob(pb, {N}), tc = torch::from_blob(pc, {N}),
+       td = torch::from_blob(pd, {N});
+  auto to = torch::empty({N});
+#endif
+
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+#ifdef TSR_BENCH_TORCH
+    at::set_num_threads(threads);
+#endif
+    std::printf("\n== N = 2^24 floats, %d thread%s (medians of %d runs)\n", threads, threads > 1 ? "s" : "", kReps);
+
+    const double triad = 1e3 * bench::median_seconds(kReps, [&] {
+      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) po[i] = pb[i] + 3.f * pc[i];
+      });
+    });
+    row("triad loop a = b + 3c (bandwidth limit)", triad, bytes3);
+
+    std::printf(" memory-bound chain a*b + c*d - 0.5a (5 streams):\n");
+    const double chain_inplace = 1e3 * bench::median_seconds(kReps, [&] { out.copy_(a * b + c * d - 0.5f * a); });
+    row("tessera out.copy_(expr)", chain_inplace, bytes5);
+    Tensor<float> keep_alive;
+    const double chain_alloc = 1e3 * bench::median_seconds(kReps, [&] {
+      Tensor<float> r = a * b + c * d - 0.5f * a;
+      keep_alive = r;
+    });
+    row("tessera Tensor r = expr (allocating)", chain_alloc, bytes5);
+    const double plain_chain = 1e3 * bench::median_seconds(kReps, [&] {
+      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) po[i] = pa[i] * pb[i] + pc[i] * pd[i] - 0.5f * pa[i];
+      });
+    });
+    row("plain loop", plain_chain, bytes5);
+#ifdef TSR_BENCH_EIGEN
+    if (threads == 1) row("Eigen (1 thread)", 1e3 * bench::median_seconds(kReps, [&] { eo = ea * eb + ec * ed - 0.5f * ea; }), bytes5);
+#endif
+#ifdef TSR_BENCH_TORCH
+    const double torch_chain = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(ta * tb + tc * td - 0.5 * ta); });
+    row("libtorch eager", torch_chain, bytes5);
+#endif
+    std::printf("  -> chain bandwidth / triad bandwidth = %.2f (target >= 0.9)\n", (bytes5 / chain_inplace) / (bytes3 / triad));
+    std::printf("  -> allocating / in place = %.2f (target <= 1.2)\n", chain_alloc / chain_inplace);
+
+    std::printf(" transcendental chain a*b + c*sin(d) - exp(-a):\n");
+    const double trans = 1e3 * bench::median_seconds(kReps, [&] { out.copy_(a * b + c * sin(d) - exp(-a)); });
+    row("tessera", trans);
+    const double hand = 1e3 * bench::median_seconds(kReps, [&] {
+      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) po[i] = pa[i] * pb[i] + pc[i] * std::sin(pd[i]) - std::exp(-pa[i]);
+      });
+    });
+    row("hand loop (std::sin/exp)", hand);
+#ifdef TSR_BENCH_EIGEN
+    if (threads == 1) {
+      const double eig = 1e3 * bench::median_seconds(kReps, [&] { eo = ea * eb + ec * ed.sin() - (-ea).exp(); });
+      row("Eigen (1 thread)", eig);
+      std::printf("  -> tessera / Eigen speed = %.2f (target >= 1)\n", eig / trans);
+    }
+#endif
+#ifdef TSR_BENCH_XTENSOR
+    if (threads == 1)
+      row("xtensor (1 thread)", 1e3 * bench::median_seconds(kReps, [&] { xt::noalias(xo) = xa * xb + xc * xt::sin(xd) - xt::exp(-xa); }));
+#endif
+#ifdef TSR_BENCH_TORCH
+    const double tt = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(ta * tb + tc * torch::sin(td) - torch::exp(-ta)); });
+    row("libtorch eager", tt);
+    std::printf("  -> tessera / libtorch speed = %.1f (target >= 5)\n", tt / trans);
+#endif
+  }
+
+  // Tiny tensors: the per-call cost.
+  set_num_threads(2);
+  std::printf("\n== a + b on 1000 floats, per call (medians of %d runs of 20000 calls)\n", kReps);
+  auto sa = rand({1000}), sb = rand({1000});
+  auto so = empty({1000});
+  const double t_inplace = bench::median_ns_per_call(kReps, 20000, [&] { so.copy_(sa + sb); });
+  std::printf("  %-44s %9.1f ns\n", "tessera out.copy_(a + b)", t_inplace);
+  const double t_alloc = bench::median_ns_per_call(kReps, 20000, [&] {
+    Tensor<float> r = sa + sb;
+    bench::keep(r);
+  });
+  std::printf("  %-44s %9.1f ns  (target < 150)\n", "tessera Tensor r = a + b", t_alloc);
+#ifdef TSR_BENCH_EIGEN
+  Eigen::Map<Eigen::ArrayXf> esa(sa.data_ptr(), 1000), esb(sb.data_ptr(), 1000);
+  Eigen::ArrayXf eso(1000);
+  const double t_eigen = bench::median_ns_per_call(kReps, 20000, [&] {
+    eso = esa + esb;
+    bench::keep(eso);
+  });
+  std::printf("  %-44s %9.1f ns\n", "Eigen out = a + b", t_eigen);
+  std::printf("  -> in place / Eigen = %.2f (target <= 1.5)\n", t_inplace / t_eigen);
+#endif
+#ifdef TSR_BENCH_TORCH
+  auto tsa = torch::rand({1000}), tsb = torch::rand({1000}), tso = torch::empty({1000});
+  std::printf("  %-44s %9.1f ns\n", "libtorch a + b", bench::median_ns_per_call(kReps, 20000, [&] { bench::keep(tsa + tsb); }));
+  std::printf("  %-44s %9.1f ns\n", "libtorch add_out",
+              bench::median_ns_per_call(kReps, 20000, [&] { torch::add_out(tso, tsa, tsb); }));
+#endif
+  return 0;
+}

@@ -65,7 +65,10 @@ struct ScalarEval {
   TSR_HOST_DEVICE T operator[](int64_t) const { return value; }
   template <class B>
   B batch(int64_t) const { return B(value); }
+  template <class B>
+  B batch_contig(int64_t) const { return B(value); }
   bool unit_inner() const { return true; }
+  bool contiguous_inner() const { return true; }
 };
 
 }  // namespace detail
@@ -126,7 +129,10 @@ struct UnaryEval {
   }
   template <class B>
   B batch(int64_t i) const { return op(a.template batch<B>(i)); }
+  template <class B>
+  B batch_contig(int64_t i) const { return op(a.template batch_contig<B>(i)); }
   bool unit_inner() const { return a.unit_inner(); }
+  bool contiguous_inner() const { return a.contiguous_inner(); }
 };
 
 template <class Op, class In, class Out, class A, class B_>
@@ -147,7 +153,10 @@ struct BinaryEval {
   }
   template <class V>
   V batch(int64_t i) const { return op(a.template batch<V>(i), b.template batch<V>(i)); }
+  template <class V>
+  V batch_contig(int64_t i) const { return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i)); }
   bool unit_inner() const { return a.unit_inner() && b.unit_inner(); }
+  bool contiguous_inner() const { return a.contiguous_inner() && b.contiguous_inner(); }
 };
 
 // Ternary ops name the type each operand computes in: Op::arg_t<I, A, B, C>.
@@ -177,7 +186,12 @@ struct TernaryEval {
   V batch(int64_t i) const {
     return op(a.template batch<V>(i), b.template batch<V>(i), c.template batch<V>(i));
   }
+  template <class V>
+  V batch_contig(int64_t i) const {
+    return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i), c.template batch_contig<V>(i));
+  }
   bool unit_inner() const { return a.unit_inner() && b.unit_inner() && c.unit_inner(); }
+  bool contiguous_inner() const { return a.contiguous_inner() && b.contiguous_inner() && c.contiguous_inner(); }
 };
 
 template <class U, class A>
@@ -189,7 +203,10 @@ struct CastEval {
   TSR_HOST_DEVICE U operator[](int64_t i) const { return convert<U>(a[i]); }
   template <class B>
   B batch(int64_t i) const { return a.template batch<B>(i); }
+  template <class B>
+  B batch_contig(int64_t i) const { return a.template batch_contig<B>(i); }
   bool unit_inner() const { return a.unit_inner(); }
+  bool contiguous_inner() const { return a.contiguous_inner(); }
 };
 
 }  // namespace detail

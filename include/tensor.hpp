@@ -30,11 +30,18 @@ struct TensorEval {
     inner = st[nd - 1];
   }
   TSR_HOST_DEVICE T operator[](int64_t i) const { return ptr[i * inner]; }
+  // A batch along the row: stride 1 loads, stride 0 broadcasts.
   template <class B>
   B batch(int64_t i) const {
     return inner ? B::load_unaligned(ptr + i) : B(*ptr);
   }
+  // The same, for rows where every leaf has stride 1 (no branch).
+  template <class B>
+  B batch_contig(int64_t i) const {
+    return B::load_unaligned(ptr + i);
+  }
   bool unit_inner() const { return st[ndim - 1] == 0 || st[ndim - 1] == 1; }
+  bool contiguous_inner() const { return st[ndim - 1] == 1; }
 };
 }  // namespace detail
 
@@ -263,7 +270,7 @@ void Tensor<T>::check_storage() const {
 template <class T>
 detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
   check_storage();
-  detail::TensorEval<T> e{};
+  detail::TensorEval<T> e;  // st beyond ndim stays unset
   e.base = static_cast<const T*>(storage()->data()) + storage_offset();
   e.ptr = e.base;
   e.ndim = p.ndim;

@@ -24,24 +24,27 @@ inline constexpr int64_t kParallelGrain = 32768;
 template <class E>
 using evaluator_t = decltype(std::declval<const E&>().evaluator(std::declval<const Plan&>()));
 
+// The SIMD loop of a row: Contig says every leaf has stride 1 (no
+// per-load branch between loading and broadcasting).
+template <bool Contig, class T, class Ev>
+inline void write_row_simd(T* out, const Ev& ev, int64_t n) {
+  using B = xsimd::batch<T>;
+  constexpr int64_t W = static_cast<int64_t>(B::size);
+  int64_t i = 0;
+  if constexpr (Contig) {
+    for (; i + W <= n; i += W) ev.template batch_contig<B>(i).store_unaligned(out + i);
+  } else {
+    for (; i + W <= n; i += W) ev.template batch<B>(i).store_unaligned(out + i);
+  }
+  for (; i < n; ++i) out[i] = ev[i];
+}
+
 // Writes n elements of a row: out[i * out_stride] = ev[i].
 template <class T, class Ev>
 inline void write_row(T* out, int64_t out_stride, const Ev& ev, int64_t n) {
   if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
-    if (out_stride == 1 && ev.unit_inner()) {
-      using B = xsimd::batch<T>;
-      constexpr int64_t W = static_cast<int64_t>(B::size);
-      int64_t i = 0;
-      for (; i + 2 * W <= n; i += 2 * W) {
-        B x0 = ev.template batch<B>(i);
-        B x1 = ev.template batch<B>(i + W);
-        x0.store_unaligned(out + i);
-        x1.store_unaligned(out + i + W);
-      }
-      for (; i + W <= n; i += W) ev.template batch<B>(i).store_unaligned(out + i);
-      for (; i < n; ++i) out[i] = ev[i];
-      return;
-    }
+    if (out_stride == 1 && ev.contiguous_inner()) return write_row_simd<true>(out, ev, n);
+    if (out_stride == 1 && ev.unit_inner()) return write_row_simd<false>(out, ev, n);
   }
   for (int64_t i = 0; i < n; ++i) out[i * out_stride] = convert<T>(ev[i]);
 }
@@ -114,7 +117,6 @@ void assign(const Tensor<T>& dst, const E& src) {
           "location. Please clone() the tensor before performing the operation.");
   const int64_t n = dst.numel();
   if (n == 0) return;
-  dst.check_storage();
   if (needs_temporary(dst, src)) {
     const auto tmp = Tensor<typename E::value_type>::allocate(src.sizes());
     assign(tmp, src);

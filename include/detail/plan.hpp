@@ -19,8 +19,10 @@ inline void broadcast_strides(const Shape& sizes, const Strides& strides, std::s
 struct Plan {
   int out_rank = 0;  // rank of the output shape the plan was made for
   int ndim = 1;
-  int64_t sizes[kMaxEvalDims] = {1};
-  int src[kMaxEvalDims] = {-1};  // the original dim whose stride each dim uses; -1: none
+  // Only [0, ndim) is meaningful (left uninitialized beyond: plans are made
+  // on every evaluation, and zeroing them shows in tiny ops).
+  int64_t sizes[kMaxEvalDims];
+  int src[kMaxEvalDims];  // the original dim whose stride each dim uses; -1: none
 
   // Builds the plan for `out` given every operand's broadcast strides, laid
   // out one after another, out.size() values per operand.
@@ -28,6 +30,8 @@ struct Plan {
     const int rank = static_cast<int>(out.size());
     Plan p;
     p.out_rank = static_cast<int>(out.size());
+    p.sizes[0] = 1;
+    p.src[0] = -1;
     int n = 0;
     int64_t group_size = 1;
     // Walk from the innermost dim outwards, merging into the current group

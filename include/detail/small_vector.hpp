@@ -18,7 +18,7 @@ class SmallVector {
   using iterator = T*;
   using const_iterator = const T*;
 
-  SmallVector() = default;
+  SmallVector() {}  // user-provided: the inline buffer stays uninitialized
   SmallVector(std::initializer_list<T> init) { assign(init.begin(), init.end()); }
   explicit SmallVector(std::size_t n, T value = T{}) {
     resize(n, value);
@@ -100,7 +100,7 @@ class SmallVector {
     o.size_ = 0;
   }
 
-  T inline_[N]{};
+  T inline_[N];  // left uninitialized: only [0, size_) is ever read
   std::unique_ptr<T[]> heap_;
   std::size_t heap_capacity_ = 0;
   std::size_t size_ = 0;
