@@ -4,6 +4,7 @@
 // Nothing is computed until an expression is materialized.
 #pragma once
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "detail/convert.hpp"
@@ -219,7 +220,7 @@ struct [[nodiscard]] Unary : ExprBase<Unary<Op, A>> {
   using value_type = detail::op_result_t<Op, in_type, acc_t<in_type>>;
   A a;
   Op op;
-  explicit Unary(const A& a_, Op op_ = {}) : a(a_), op(op_) {}
+  explicit Unary(A a_, Op op_ = {}) : a(std::move(a_)), op(op_) {}
   const Shape& sizes() const { return a.sizes(); }
   template <class F>
   void for_each_leaf(F&& f) const { a.for_each_leaf(f); }
@@ -237,8 +238,8 @@ struct [[nodiscard]] Binary : ExprBase<Binary<Op, A, B>> {
   B b;
   Op op;
   Shape shape;
-  Binary(const A& a_, const B& b_, Op op_ = {})
-      : a(a_), b(b_), op(op_), shape(detail::broadcast_shapes(a.sizes(), b.sizes())) {}
+  Binary(A a_, B b_, Op op_ = {})
+      : a(std::move(a_)), b(std::move(b_)), op(op_), shape(detail::broadcast_shapes(a.sizes(), b.sizes())) {}
   const Shape& sizes() const { return shape; }
   template <class F>
   void for_each_leaf(F&& f) const {
@@ -264,8 +265,8 @@ struct [[nodiscard]] Ternary : ExprBase<Ternary<Op, A, B, C>> {
   C c;
   Op op;
   Shape shape;
-  Ternary(const A& a_, const B& b_, const C& c_, Op op_ = {})
-      : a(a_), b(b_), c(c_), op(op_),
+  Ternary(A a_, B b_, C c_, Op op_ = {})
+      : a(std::move(a_)), b(std::move(b_)), c(std::move(c_)), op(op_),
         shape(detail::broadcast_shapes(detail::broadcast_shapes(a.sizes(), b.sizes()), c.sizes())) {}
   const Shape& sizes() const { return shape; }
   template <class F>
@@ -288,7 +289,7 @@ struct [[nodiscard]] Cast : ExprBase<Cast<U, A>> {
   static_assert(is_element_type_v<U>, "cast<U>: U must be a tessera element type");
   using value_type = U;
   A a;
-  explicit Cast(const A& a_) : a(a_) {}
+  explicit Cast(A a_) : a(std::move(a_)) {}
   const Shape& sizes() const { return a.sizes(); }
   template <class F>
   void for_each_leaf(F&& f) const { a.for_each_leaf(f); }

@@ -30,7 +30,8 @@ Tensor<T> ones(Shape shape, Device device = kCPU) {
 }
 
 // Values start, start + step, ... below end (above it for a negative step),
-// computed as start + i * step in double, as PyTorch does on the CPU.
+// computed as fma(i, step, start) in double, which reproduces PyTorch's CPU
+// results (its vectorized kernel fuses the multiply-add).
 template <class T = float>
 Tensor<T> arange(T start, T end, T step = T(1)) {
   const double s = double(acc_t<T>(start)), e = double(acc_t<T>(end)), st = double(acc_t<T>(step));
@@ -40,7 +41,7 @@ Tensor<T> arange(T start, T end, T step = T(1)) {
   const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
   auto t = empty<T>({n});
   T* p = t.data_ptr();
-  for (int64_t i = 0; i < n; ++i) p[i] = detail::convert<T>(s + double(i) * st);
+  for (int64_t i = 0; i < n; ++i) p[i] = detail::convert<T>(std::fma(double(i), st, s));
   return t;
 }
 template <class T = float>

@@ -12,7 +12,7 @@ template <class Op, class A, class B>
 auto make_binary(const A& a, const B& b, Op op = {}) {
   auto x = as_operand<B>(a);
   auto y = as_operand<A>(b);
-  return Binary<Op, decltype(x), decltype(y)>(x, y, op);
+  return Binary<Op, decltype(x), decltype(y)>(std::move(x), std::move(y), op);
 }
 template <class A, class B>
 constexpr bool both_bool() {
@@ -160,7 +160,7 @@ auto make_ternary(const X& x, const A& a, const B& b, Op op = {}) {
   auto x_ = as_operand<Ref>(x);
   auto a_ = as_operand<Ref>(a);
   auto b_ = as_operand<Ref>(b);
-  return Ternary<Op, decltype(x_), decltype(a_), decltype(b_)>(x_, a_, b_, op);
+  return Ternary<Op, decltype(x_), decltype(a_), decltype(b_)>(std::move(x_), std::move(a_), std::move(b_), op);
 }
 }  // namespace detail
 
@@ -173,7 +173,7 @@ auto where(const C& cond, const A& a, const B& b) {
   using Ref = std::conditional_t<Expression<A>, A, std::conditional_t<Expression<B>, B, C>>;
   auto a_ = detail::as_operand<Ref>(a);
   auto b_ = detail::as_operand<Ref>(b);
-  return Ternary<ops::Where, C, decltype(a_), decltype(b_)>(cond, a_, b_);
+  return Ternary<ops::Where, C, decltype(a_), decltype(b_)>(cond, std::move(a_), std::move(b_));
 }
 template <Expression E, class L, class H>
   requires((Expression<L> || Scalar<L>) && (Expression<H> || Scalar<H>))

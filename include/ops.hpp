@@ -70,6 +70,18 @@ inline xsimd::batch<T, A> per_lane2(const xsimd::batch<T, A>& x, const xsimd::ba
 }
 template <class T, class F>
 TSR_HOST_DEVICE inline T per_lane2(T x, T y, F&& f) { return f(x, y); }
+template <class T, class A, class F>
+inline xsimd::batch<T, A> per_lane3(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                                    const xsimd::batch<T, A>& z, F&& f) {
+  alignas(64) T u[xsimd::batch<T, A>::size], v[xsimd::batch<T, A>::size], w[xsimd::batch<T, A>::size];
+  x.store_aligned(u);
+  y.store_aligned(v);
+  z.store_aligned(w);
+  for (std::size_t i = 0; i < xsimd::batch<T, A>::size; ++i) u[i] = f(u[i], v[i], w[i]);
+  return xsimd::batch<T, A>::load_aligned(u);
+}
+template <class T, class F>
+TSR_HOST_DEVICE inline T per_lane3(T x, T y, T z, F&& f) { return f(x, y, z); }
 
 // fmod, exact: xsimd's a - b * trunc(a / b) overflows and mishandles
 // infinite divisors, so lanes go through std::fmod.
@@ -374,9 +386,15 @@ struct Lerp {
   using arg_t = floating_t<promote_t<promote_t<A, B>, C>>;
   static constexpr const char* name = "lerp";
   static constexpr bool simd = true;
+  // PyTorch's formula, with its fused multiply-adds (so results match it
+  // bit for bit whatever the compiler's contraction setting).
+  // (xsimd 8's AVX-512 fma is not fused, hence std::fma lane by lane.)
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b, V w) const {
     using namespace m;
-    return select(abs(w) < V(0.5), a + w * (b - a), b - (b - a) * (V(1) - w));
+    const V d = b - a;
+    const V lo = per_lane3(w, d, a, [](auto x, auto y, auto z) { return decltype(x)(std::fma(x, y, z)); });
+    const V hi = per_lane3(-d, V(1) - w, b, [](auto x, auto y, auto z) { return decltype(x)(std::fma(x, y, z)); });
+    return select(abs(w) < V(0.5), lo, hi);
   }
 };
 struct Where {

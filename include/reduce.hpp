@@ -128,14 +128,7 @@ A reduce_all(const E& e) {
   const Shape& out = e.sizes();
   const int64_t n = numel_of(out);
   if (n == 0) return R::template identity<A>();
-  const std::size_t rank = out.size();
-  SmallVector<int64_t, 64> strides;
-  e.for_each_leaf([&](const auto& leaf) {
-    const std::size_t at = strides.size();
-    strides.resize(at + rank);
-    broadcast_strides(leaf.sizes(), leaf.strides(), rank, strides.data() + at);
-  });
-  const Plan plan = Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
+  const Plan plan = make_plan(out, Tensor<A>(), e);
   const auto ev = e.evaluator(plan);
 
   const int64_t inner = plan.inner_size();

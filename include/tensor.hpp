@@ -274,6 +274,11 @@ detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
   e.base = static_cast<const T*>(storage()->data()) + storage_offset();
   e.ptr = e.base;
   e.ndim = p.ndim;
+  if (p.src[0] == detail::Plan::kLinear) {  // contiguous and of the output's shape (or one element)
+    e.st[0] = numel() == 1 ? 0 : 1;
+    e.inner = e.st[0];
+    return e;
+  }
   const int64_t lead = p.out_rank - dim();
   for (int k = 0; k < p.ndim; ++k) {
     const int64_t d = p.src[k] - lead;

@@ -32,7 +32,7 @@ const std::map<std::string, Tol> kUnaryTol = {
     {"asin", {2, 2}},      {"acos", {2, 2}},       {"atan", {2, 2}},        {"sinh", {3, 3}},
     {"cosh", {3, 3}},      {"tanh", {3, 3}},       {"asinh", {3, 3}},       {"acosh", {3, 3}},
     {"atanh", {3, 3}},     {"sigmoid", {3, 3}},    {"relu", {0, 0}},        {"gelu", {16, 16, -3}},
-    {"gelu_tanh", {16, 16, -5}}, {"silu", {4, 4}},       {"softplus", {3, 3}},    {"erf", {2, 2}},
+    {"gelu_tanh", {32, 32, -5}}, {"silu", {4, 4}},       {"softplus", {3, 3}},    {"erf", {2, 2}},
     {"erfc", {4, 4}},      {"floor", {0, 0}},      {"ceil", {0, 0}},        {"round", {0, 0}},
     {"trunc", {0, 0}},     {"frac", {0, 0}},       {"reciprocal", {0, 0}},  {"isnan", {0, 0}},
     {"isinf", {0, 0}},     {"isfinite", {0, 0}},   {"nan_to_num", {0, 0}},  {"pow2", {0, 0}},

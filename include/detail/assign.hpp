@@ -102,6 +102,39 @@ bool needs_temporary(const Tensor<T>& dst, const E& src) {
   return need;
 }
 
+// True when dst and every tensor leaf are contiguous with dst's shape (a
+// one-element leaf counts too: it broadcasts as a stride-0 row). Then the
+// whole evaluation is one row and needs no plan.
+template <class T, class E>
+bool all_linear(const Tensor<T>& dst, const E& src) {
+  if (!dst.is_contiguous()) return false;
+  bool ok = true;
+  src.for_each_leaf([&](const auto& leaf) {
+    ok = ok && (leaf.numel() == 1 || (leaf.sizes() == dst.sizes() && leaf.is_contiguous()));
+  });
+  return ok;
+}
+
+// The plan for writing src (broadcast) into an output of shape `out` laid out
+// like dst (or for reading src alone when dst is null).
+template <class T, class E>
+Plan make_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
+  if (dst.defined() && all_linear(dst, src)) return Plan::linear(static_cast<int>(out.size()), numel_of(out));
+  // Every operand's strides, broadcast to the output's rank: dst first.
+  const std::size_t rank = out.size();
+  SmallVector<int64_t, 64> strides;
+  if (dst.defined()) {
+    strides.resize(rank);
+    for (std::size_t d = 0; d < rank; ++d) strides[d] = dst.strides()[d];
+  }
+  src.for_each_leaf([&](const auto& leaf) {
+    const std::size_t at = strides.size();
+    strides.resize(at + rank);
+    broadcast_strides(leaf.sizes(), leaf.strides(), rank, strides.data() + at);
+  });
+  return Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
+}
+
 // dst[...] = src, broadcasting src to dst's shape (which never changes).
 template <class T, class E>
 void assign(const Tensor<T>& dst, const E& src) {
@@ -124,15 +157,7 @@ void assign(const Tensor<T>& dst, const E& src) {
     return;
   }
 
-  // Every operand's strides, broadcast to the output's rank: dst first.
-  SmallVector<int64_t, 64> strides(rank);
-  for (std::size_t d = 0; d < rank; ++d) strides[d] = dst.strides()[d];
-  src.for_each_leaf([&](const auto& leaf) {
-    const std::size_t at = strides.size();
-    strides.resize(at + rank);
-    broadcast_strides(leaf.sizes(), leaf.strides(), rank, strides.data() + at);
-  });
-  const Plan plan = Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
+  const Plan plan = make_plan(out, dst, src);
 
   const auto ev = src.evaluator(plan);
   static_assert(std::is_trivially_copyable_v<std::remove_const_t<decltype(ev)>>, "evaluators must be trivially copyable");

@@ -68,6 +68,18 @@ struct Plan {
     return p;
   }
 
+  // The plan of an evaluation where the destination and every tensor leaf
+  // are contiguous with the output's shape: one row of n elements.
+  static Plan linear(int rank, int64_t n) {
+    Plan p;
+    p.out_rank = rank;
+    p.ndim = 1;
+    p.sizes[0] = n;
+    p.src[0] = kLinear;
+    return p;
+  }
+  static constexpr int kLinear = -2;  // src value: the flattened contiguous layout
+
   int64_t inner_size() const { return sizes[ndim - 1]; }
   int64_t rows() const {
     int64_t r = 1;
