@@ -32,7 +32,7 @@ class CpuAllocator {
 
   void* allocate(std::size_t nbytes) {
     if (nbytes == 0) return nullptr;
-    if (nbytes < kLargeThreshold) return aligned(kAlignment, round_up(nbytes, kAlignment));
+    if (nbytes < kLargeThreshold) return small_cache().allocate(nbytes);
     const std::size_t cls = round_up(nbytes, kLargeAlignment);
     {
       std::lock_guard lock(mutex_);
@@ -53,7 +53,7 @@ class CpuAllocator {
 
   void deallocate(void* p, std::size_t nbytes) {
     if (!p) return;
-    if (nbytes < kLargeThreshold) return std::free(p);
+    if (nbytes < kLargeThreshold) return small_cache().deallocate(p, nbytes);
     const std::size_t cls = round_up(nbytes, kLargeAlignment);
     std::lock_guard lock(mutex_);
     if (cached_bytes_ + cls > kMaxCachedBytes) return std::free(p);
@@ -62,6 +62,7 @@ class CpuAllocator {
   }
 
   void empty_cache() {
+    small_cache().release();
     std::lock_guard lock(mutex_);
     for (auto& [cls, blocks] : free_)
       for (void* p : blocks) std::free(p);
@@ -77,6 +78,54 @@ class CpuAllocator {
   ~CpuAllocator() { empty_cache(); }
 
  private:
+  // Small blocks: per-thread free lists by power-of-two size class. glibc's
+  // free of a few-KiB aligned block costs more than a tiny op's arithmetic
+  // (it consolidates chunks), so freed blocks are kept for the next
+  // allocation of their class, up to kPerClass blocks per class.
+  class SmallCache {
+   public:
+    static constexpr int kClasses = 15;  // 64 B .. 1 MiB
+    static constexpr std::size_t kPerClass = 32;
+    void* allocate(std::size_t nbytes) {
+      const int c = size_class(nbytes);
+      if (alive_ && !free_[c].empty()) {
+        void* p = free_[c].back();
+        free_[c].pop_back();
+        return p;
+      }
+      return aligned(kAlignment, std::size_t{64} << c);
+    }
+    void deallocate(void* p, std::size_t nbytes) {
+      const int c = size_class(nbytes);
+      if (alive_ && free_[c].size() < kPerClass) return free_[c].push_back(p);
+      std::free(p);
+    }
+    void release() {
+      for (auto& list : free_) {
+        for (void* p : list) std::free(p);
+        list.clear();
+      }
+    }
+    SmallCache() { alive_ = true; }
+    ~SmallCache() {
+      release();
+      alive_ = false;  // blocks freed after this (static tensors) go to free()
+    }
+
+   private:
+    static int size_class(std::size_t nbytes) {
+      int c = 0;
+      while ((std::size_t{64} << c) < nbytes) ++c;
+      return c;
+    }
+    std::vector<void*> free_[kClasses];
+    static inline thread_local bool alive_ = false;
+  };
+  static SmallCache& small_cache() {
+    thread_local SmallCache cache;
+    return cache;
+  }
+
   static std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
   static void* aligned(std::size_t alignment, std::size_t nbytes) {
     void* p = std::aligned_alloc(alignment, nbytes);
