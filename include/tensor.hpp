@@ -46,11 +46,32 @@ struct TensorEval {
 }  // namespace detail
 
 // What a tensor handle points at. Autograd metadata joins it in its issue.
+// numel and contiguity are derived from sizes and strides once, when the
+// geometry is set (every evaluation asks for them).
 struct TensorImpl {
   Storage storage;
   int64_t offset = 0;
   Shape sizes;
   Strides strides;
+  int64_t numel = 1;
+  bool contiguous = true;
+
+  void set_geometry(Shape sz, Strides st, int64_t off) {
+    sizes = std::move(sz);
+    strides = std::move(st);
+    offset = off;
+    numel = detail::numel_of(sizes);
+    contiguous = true;
+    int64_t expected = 1;
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+      if (sizes[d] == 1) continue;
+      if (strides[d] != expected) {
+        contiguous = numel == 0;
+        break;
+      }
+      expected *= sizes[d];
+    }
+  }
 };
 
 template <class T = float>
@@ -98,8 +119,7 @@ class Tensor : public ExprBase<Tensor<T>> {
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = std::make_shared<StorageImpl>(static_cast<void*>(data),
                                                   static_cast<std::size_t>(std::max<int64_t>(extent, 0)) * sizeof(T), kCPU);
-    impl->sizes = std::move(sizes);
-    impl->strides = std::move(strides);
+    impl->set_geometry(std::move(sizes), std::move(strides), 0);
     return Tensor(std::move(impl));
   }
 
@@ -109,8 +129,7 @@ class Tensor : public ExprBase<Tensor<T>> {
       detail::check(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = std::make_shared<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T), device);
-    impl->sizes = sizes;
-    impl->strides = detail::contiguous_strides(sizes);
+    impl->set_geometry(sizes, detail::contiguous_strides(sizes), 0);
     return Tensor(std::move(impl));
   }
 
@@ -121,20 +140,12 @@ class Tensor : public ExprBase<Tensor<T>> {
   int64_t size(int64_t d) const { return sizes()[detail::wrap_dim(d, dim())]; }
   int64_t stride(int64_t d) const { return strides()[detail::wrap_dim(d, dim())]; }
   int64_t dim() const { return static_cast<int64_t>(sizes().size()); }
-  int64_t numel() const { return detail::numel_of(sizes()); }
+  int64_t numel() const { return impl().numel; }
   int64_t storage_offset() const { return impl().offset; }
   Device device() const { return impl().storage->device(); }
   const Storage& storage() const { return impl().storage; }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
-  bool is_contiguous() const {
-    int64_t expected = 1;
-    for (int64_t d = dim() - 1; d >= 0; --d) {
-      if (sizes()[d] == 1) continue;
-      if (strides()[d] != expected) return numel() == 0;
-      expected *= sizes()[d];
-    }
-    return true;
-  }
+  bool is_contiguous() const { return impl().contiguous; }
   // True when the two tensors view the same storage.
   bool is_alias_of(const Tensor& o) const { return defined() && o.defined() && storage() == o.storage(); }
 
@@ -247,9 +258,7 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor with_geometry(Shape sizes, Strides strides, int64_t offset) const {
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = storage();
-    impl->offset = offset;
-    impl->sizes = std::move(sizes);
-    impl->strides = std::move(strides);
+    impl->set_geometry(std::move(sizes), std::move(strides), offset);
     return Tensor(std::move(impl));
   }
 
@@ -258,9 +267,13 @@ class Tensor : public ExprBase<Tensor<T>> {
 
 template <class T>
 void Tensor<T>::check_storage() const {
-  int64_t extent = storage_offset() + 1;
-  if (numel() == 0) return;
-  for (int64_t d = 0; d < dim(); ++d) extent += (sizes()[d] - 1) * strides()[d];
+  const TensorImpl& t = impl();
+  if (t.numel == 0) return;
+  int64_t extent = t.offset + t.numel;  // contiguous: no loop
+  if (!t.contiguous) {
+    extent = t.offset + 1;
+    for (std::size_t d = 0; d < t.sizes.size(); ++d) extent += (t.sizes[d] - 1) * t.strides[d];
+  }
   const auto bytes = static_cast<std::size_t>(extent) * sizeof(T);
   detail::check(bytes <= storage()->nbytes(), "setStorage: sizes ", sizes(), ", strides ", strides(),
                 ", storage offset ", storage_offset(), ", and itemsize ", sizeof(T), " requiring a storage size of ",

@@ -32,6 +32,14 @@ inline void write_row_simd(T* out, const Ev& ev, int64_t n) {
   constexpr int64_t W = static_cast<int64_t>(B::size);
   int64_t i = 0;
   if constexpr (Contig) {
+    // Two independent batches per iteration: compute-bound chains (sin, exp)
+    // overlap their latency chains.
+    for (; i + 2 * W <= n; i += 2 * W) {
+      const B x0 = ev.template batch_contig<B>(i);
+      const B x1 = ev.template batch_contig<B>(i + W);
+      x0.store_unaligned(out + i);
+      x1.store_unaligned(out + i + W);
+    }
     for (; i + W <= n; i += W) ev.template batch_contig<B>(i).store_unaligned(out + i);
   } else {
     for (; i + W <= n; i += W) ev.template batch<B>(i).store_unaligned(out + i);
