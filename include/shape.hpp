@@ -50,6 +50,7 @@ inline int64_t wrap_dim(int64_t dim, int64_t ndim) {
 
 // PyTorch's broadcasting of two shapes, with its error text.
 inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  if (a == b) return a;  // the common case, no per-dim work
   const std::size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -82,6 +82,7 @@ template <class T, class E>
 bool needs_temporary(const Tensor<T>& dst, const E& src) {
   bool need = false;
   auto extent = [](const auto& t) {
+    if (t.is_contiguous()) return t.numel();
     int64_t e = 1;
     for (int64_t d = 0; d < t.dim(); ++d) e += (t.sizes()[d] - 1) * t.strides()[d];
     return e;
@@ -182,8 +183,17 @@ void assign(const Tensor<T>& dst, const E& src) {
     });
   };
   const int64_t units = tile_count(plan);
-  if (n < kParallelGrain || units < 2) run(0, units);
-  else ThreadPool::instance().parallel_for(units, run);
+  if (plan.ndim == 1 && n <= kTile) {  // one short row: no tiling
+    auto local = ev;
+    const int64_t zero = 0;
+    local.set_row(&zero, 1);
+    write_row(out_base, out_ev.inner, local, n);
+  } else if (n < kParallelGrain || units < 2) {
+    run(0, units);
+  }
+  else {
+    ThreadPool::instance().parallel_for(units, run);
+  }
   dst.storage()->bump_version();
 }
 
