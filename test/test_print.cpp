@@ -42,6 +42,9 @@ TEST_CASE("printing matches PyTorch 1.13 for every golden case") {
     else if (name.rfind("i64", 0) == 0) got = print_golden<int64_t>(name);
     else if (name.rfind("i32", 0) == 0) got = print_golden<int32_t>(name);
     else if (name.rfind("bool", 0) == 0) got = print_golden<bool>(name);
+    else if (name.rfind("f16", 0) == 0) got = print_golden<half>(name);
+    else if (name.rfind("bf16", 0) == 0)
+      got = test::repr(io::load_npy<float>(test::golden_path("print_" + name)).to<bfloat16>());
     else FAIL("unknown dtype prefix in case ", name);
     CHECK(got == want);
   }

@@ -235,9 +235,12 @@ def printing():
     cases["bool_scalar"] = torch.tensor(True)
     cases["f32_row_matrix"] = torch.randn(1, 12, generator=g)
     cases["f32_large_mix"] = torch.tensor([123456.0, 0.001, 5.5])
+    cases["f16_simple"] = torch.tensor([[1.5, 2.0, 0.1], [-3.25, 1000.0, 0.0]], dtype=torch.float16)
+    cases["bf16_simple"] = torch.tensor([1.5, 2.0, 0.1, -300.0], dtype=torch.bfloat16)
     with open(os.path.join(OUT, "print_cases.txt"), "w") as f:
         for name, t in cases.items():
-            save("print_" + name, t)
+            # NumPy has no bfloat16: those values are stored as float32 (exact).
+            save("print_" + name, t.float() if t.dtype == torch.bfloat16 else t)
             f.write(f"=== {name}\n{str(t)}\n")
 
 
