@@ -327,7 +327,7 @@ struct Frac : SameTypeOp {
   static constexpr const char* name = "frac";
   static constexpr bool simd = true;
   template <class V> TSR_HOST_DEVICE V operator()(V x) const {
-    static_assert(!std::is_integral_v<V>, "frac: \"frac_cpu\" not implemented for integer tensors");
+    static_assert(!std::is_integral_v<V>, "frac expects a floating-point tensor (PyTorch rejects integer tensors too)");
     using namespace m;
     return x - trunc(x);
   }
