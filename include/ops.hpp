@@ -391,10 +391,9 @@ struct Lerp {
   // (xsimd 8's AVX-512 fma is not fused, hence std::fma lane by lane.)
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b, V w) const {
     using namespace m;
+    const auto fma = [](auto x, auto y, auto z) { return decltype(x)(std::fma(x, y, z)); };
     const V d = b - a;
-    const V lo = per_lane3(w, d, a, [](auto x, auto y, auto z) { return decltype(x)(std::fma(x, y, z)); });
-    const V hi = per_lane3(-d, V(1) - w, b, [](auto x, auto y, auto z) { return decltype(x)(std::fma(x, y, z)); });
-    return select(abs(w) < V(0.5), lo, hi);
+    return select(abs(w) < V(0.5), per_lane3(w, d, a, fma), per_lane3(-d, V(1) - w, b, fma));
   }
 };
 struct Where {

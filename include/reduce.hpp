@@ -174,11 +174,13 @@ Tensor<T> scalar_tensor(T v) {
   return t;
 }
 
+// PyTorch's error for reducing an empty tensor to one extremum; max/min add
+// a hint that amax/amin do not.
 template <class E>
-void check_nonempty(const E& e, const char* name) {
-  check(e.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.",
-        name[0] == 'm' ? " Specify the reduction dim with the 'dim' argument." : "");
+void check_nonempty(const E& e, const char* name, const char* hint = "") {
+  check(e.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.", hint);
 }
+inline constexpr const char* kDimHint = " Specify the reduction dim with the 'dim' argument.";
 
 }  // namespace detail
 
@@ -202,29 +204,24 @@ auto mean(const E& e) {
   const auto s = detail::reduce_all<detail::SumReducer, acc_t<T>>(e);
   return detail::scalar_tensor<T>(T(s / acc_t<T>(e.numel())));
 }
-template <Expression E>
-auto amax(const E& e) {
+namespace detail {
+template <class R, Expression E>
+auto extremum(const E& e, const char* name, const char* hint) {
   using T = typename E::value_type;
-  detail::check_nonempty(e, "amax");
-  return detail::scalar_tensor<T>(T(detail::reduce_all<detail::MaxReducer, acc_t<T>>(e)));
+  check_nonempty(e, name, hint);
+  return scalar_tensor<T>(T(reduce_all<R, acc_t<T>>(e)));
 }
+}  // namespace detail
+
 template <Expression E>
-auto amin(const E& e) {
-  using T = typename E::value_type;
-  detail::check_nonempty(e, "amin");
-  return detail::scalar_tensor<T>(T(detail::reduce_all<detail::MinReducer, acc_t<T>>(e)));
-}
+auto amax(const E& e) { return detail::extremum<detail::MaxReducer>(e, "amax", ""); }
+template <Expression E>
+auto amin(const E& e) { return detail::extremum<detail::MinReducer>(e, "amin", ""); }
 // max(e) / min(e) over all elements (the forms with a dim come with reductions over dims).
 template <Expression E>
-auto max(const E& e) {
-  detail::check_nonempty(e, "max");
-  return amax(e);
-}
+auto max(const E& e) { return detail::extremum<detail::MaxReducer>(e, "max", detail::kDimHint); }
 template <Expression E>
-auto min(const E& e) {
-  detail::check_nonempty(e, "min");
-  return amin(e);
-}
+auto min(const E& e) { return detail::extremum<detail::MinReducer>(e, "min", detail::kDimHint); }
 
 // True when every element of a and b (broadcast) satisfies
 // |a - b| <= atol + rtol * |b|; NaNs are never close (equal_nan = false).

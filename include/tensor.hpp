@@ -72,6 +72,16 @@ struct TensorImpl {
       expected *= sizes[d];
     }
   }
+
+  // Elements spanned from the first addressed one to the last, inclusive
+  // (0 for an empty tensor): what the storage must hold past `offset`.
+  int64_t extent() const {
+    if (numel == 0) return 0;
+    if (contiguous) return numel;
+    int64_t e = 1;
+    for (std::size_t d = 0; d < sizes.size(); ++d) e += (sizes[d] - 1) * strides[d];
+    return e;
+  }
 };
 
 template <class T = float>
@@ -114,12 +124,10 @@ class Tensor : public ExprBase<Tensor<T>> {
     if (strides.empty()) strides = detail::contiguous_strides(sizes);
     detail::check(strides.size() == sizes.size(), "from_blob: got ", sizes.size(), " sizes and ", strides.size(),
                   " strides");
-    int64_t extent = 1;
-    for (std::size_t d = 0; d < sizes.size(); ++d) extent += (sizes[d] - 1) * strides[d];
     auto impl = std::make_shared<TensorImpl>();
-    impl->storage = std::make_shared<StorageImpl>(static_cast<void*>(data),
-                                                  static_cast<std::size_t>(std::max<int64_t>(extent, 0)) * sizeof(T), kCPU);
     impl->set_geometry(std::move(sizes), std::move(strides), 0);
+    impl->storage = std::make_shared<StorageImpl>(static_cast<void*>(data),
+                                                  static_cast<std::size_t>(impl->extent()) * sizeof(T), kCPU);
     return Tensor(std::move(impl));
   }
 
@@ -146,6 +154,8 @@ class Tensor : public ExprBase<Tensor<T>> {
   const Storage& storage() const { return impl().storage; }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_contiguous() const { return impl().contiguous; }
+  // Elements spanned in storage from storage_offset() (see TensorImpl::extent).
+  int64_t extent() const { return impl().extent(); }
   // True when the two tensors view the same storage.
   bool is_alias_of(const Tensor& o) const { return defined() && o.defined() && storage() == o.storage(); }
 
@@ -212,7 +222,7 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor& copy_(const E& src) {
     if constexpr (Expression<E>) detail::assign(*this, src);
     else detail::assign(*this, ScalarLeaf<T>(detail::convert<T>(src)));
-    return const_cast<Tensor&>(*this);
+    return *this;
   }
   Tensor& fill_(T value) { return copy_(ScalarLeaf<T>(value)); }
   Tensor& zero_() { return fill_(T(0)); }
@@ -269,12 +279,7 @@ template <class T>
 void Tensor<T>::check_storage() const {
   const TensorImpl& t = impl();
   if (t.numel == 0) return;
-  int64_t extent = t.offset + t.numel;  // contiguous: no loop
-  if (!t.contiguous) {
-    extent = t.offset + 1;
-    for (std::size_t d = 0; d < t.sizes.size(); ++d) extent += (t.sizes[d] - 1) * t.strides[d];
-  }
-  const auto bytes = static_cast<std::size_t>(extent) * sizeof(T);
+  const auto bytes = static_cast<std::size_t>(t.offset + t.extent()) * sizeof(T);
   detail::check(bytes <= storage()->nbytes(), "setStorage: sizes ", sizes(), ", strides ", strides(),
                 ", storage offset ", storage_offset(), ", and itemsize ", sizeof(T), " requiring a storage size of ",
                 bytes, " are out of bounds for storage of size ", storage()->nbytes());

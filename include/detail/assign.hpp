@@ -21,9 +21,6 @@ inline constexpr int64_t kTile = 4096;
 // Below this many elements an evaluation stays on the calling thread.
 inline constexpr int64_t kParallelGrain = 32768;
 
-template <class E>
-using evaluator_t = decltype(std::declval<const E&>().evaluator(std::declval<const Plan&>()));
-
 // The SIMD loop of a row: Contig says every leaf has stride 1 (no
 // per-load branch between loading and broadcasting).
 template <bool Contig, class T, class Ev>
@@ -64,6 +61,13 @@ inline void for_each_tile(const Plan& p, int64_t ub, int64_t ue, F&& f) {
   const int64_t inner = p.inner_size();
   const int64_t tiles_per_row = (inner + kTile - 1) / kTile;
   int64_t idx[kMaxEvalDims];
+  if (p.ndim == 1) {  // one row (every contiguous evaluation): tiles are columns
+    for (int64_t u = ub; u < ue; ++u) {
+      idx[0] = u * kTile;
+      f(idx, std::min(kTile, inner - idx[0]));
+    }
+    return;
+  }
   for (int64_t u = ub; u < ue; ++u) {
     const int64_t row = u / tiles_per_row, col = (u % tiles_per_row) * kTile;
     p.row_index(row, col, idx);
@@ -81,21 +85,15 @@ inline int64_t tile_count(const Plan& p) {
 template <class T, class E>
 bool needs_temporary(const Tensor<T>& dst, const E& src) {
   bool need = false;
-  auto extent = [](const auto& t) {
-    if (t.is_contiguous()) return t.numel();
-    int64_t e = 1;
-    for (int64_t d = 0; d < t.dim(); ++d) e += (t.sizes()[d] - 1) * t.strides()[d];
-    return e;
-  };
   const auto dst_begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(dst.storage()->data()) +
                                                      dst.storage_offset() * int64_t(sizeof(T)));
-  const auto dst_end = dst_begin + static_cast<uintptr_t>(extent(dst)) * sizeof(T);
+  const auto dst_end = dst_begin + static_cast<uintptr_t>(dst.extent()) * sizeof(T);
   src.for_each_leaf([&](const auto& leaf) {
     using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
     if (need || leaf.storage() != dst.storage() || leaf.numel() == 0) return;
     const auto begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(leaf.storage()->data()) +
                                                    leaf.storage_offset() * int64_t(sizeof(L)));
-    const auto end = begin + static_cast<uintptr_t>(extent(leaf)) * sizeof(L);
+    const auto end = begin + static_cast<uintptr_t>(leaf.extent()) * sizeof(L);
     if (end <= dst_begin || dst_end <= begin) return;
     bool same = sizeof(L) == sizeof(T) && leaf.storage_offset() == dst.storage_offset();
     const std::size_t rank = dst.sizes().size();
@@ -183,17 +181,8 @@ void assign(const Tensor<T>& dst, const E& src) {
     });
   };
   const int64_t units = tile_count(plan);
-  if (plan.ndim == 1 && n <= kTile) {  // one short row: no tiling
-    auto local = ev;
-    const int64_t zero = 0;
-    local.set_row(&zero, 1);
-    write_row(out_base, out_ev.inner, local, n);
-  } else if (n < kParallelGrain || units < 2) {
-    run(0, units);
-  }
-  else {
-    ThreadPool::instance().parallel_for(units, run);
-  }
+  if (n < kParallelGrain || units < 2) run(0, units);
+  else ThreadPool::instance().parallel_for(units, run);
   dst.storage()->bump_version();
 }
 
