@@ -17,7 +17,8 @@ TEST_CASE("sum, mean, prod, amax, amin match PyTorch") {
   CHECK(amax(x).item() == test::golden<float>("reduce_amax").item());
   CHECK(amin(x).item() == test::golden<float>("reduce_amin").item());
   CHECK(x.max().item() == amax(x).item());
-  CHECK(x.t().sum().item() == doctest::Approx(sum(x).item()).epsilon(1e-6));
+  // The transposed walk sums in another order: the same bound applies.
+  CHECK(std::abs(x.t().sum().item() - exact) <= 1e-6 * scale);
 }
 
 TEST_CASE("sum of 2^24 values of 0.1f is accurate (pairwise), like PyTorch's") {
