@@ -29,12 +29,19 @@ std::string str(const Args&... args) {
   return os.str();
 }
 
+// Builds the message and throws: kept out of line and cold, so that the
+// checks on hot paths inline to one compare and branch.
+template <class E, class... Args>
+[[noreturn, gnu::cold, gnu::noinline]] void fail(const Args&... args) {
+  throw E(str(args...));
+}
+
 // check(cond, parts...) throws E with the parts concatenated; the message is
 // only built on failure.
 template <class E = Error, class... Args>
-inline void check(bool cond, const Args&... args) {
+[[gnu::always_inline]] inline void check(bool cond, const Args&... args) {
   if (!cond) [[unlikely]]
-    throw E(str(args...));
+    fail<E>(args...);
 }
 
 }  // namespace detail

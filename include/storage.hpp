@@ -42,8 +42,11 @@ class StorageImpl {
   }
 
   // Bumped by every in-place write; autograd compares it to saved versions.
+  // A relaxed load and store, not a locked fetch_add: the lock costs more
+  // than a tiny op's arithmetic, and two threads writing the same storage at
+  // once are racing on its data anyway (the counter still moves).
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  void bump_version() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
  private:
   void release() {

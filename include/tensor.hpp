@@ -124,9 +124,9 @@ class Tensor : public ExprBase<Tensor<T>> {
     if (strides.empty()) strides = detail::contiguous_strides(sizes);
     detail::check(strides.size() == sizes.size(), "from_blob: got ", sizes.size(), " sizes and ", strides.size(),
                   " strides");
-    auto impl = std::make_shared<TensorImpl>();
+    auto impl = detail::make_handle<TensorImpl>();
     impl->set_geometry(std::move(sizes), std::move(strides), 0);
-    impl->storage = std::make_shared<StorageImpl>(static_cast<void*>(data),
+    impl->storage = detail::make_handle<StorageImpl>(static_cast<void*>(data),
                                                   static_cast<std::size_t>(impl->extent()) * sizeof(T), kCPU);
     return Tensor(std::move(impl));
   }
@@ -135,8 +135,8 @@ class Tensor : public ExprBase<Tensor<T>> {
   static Tensor allocate(const Shape& sizes, Device device = kCPU) {
     for (auto s : sizes)
       detail::check(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
-    auto impl = std::make_shared<TensorImpl>();
-    impl->storage = std::make_shared<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T), device);
+    auto impl = detail::make_handle<TensorImpl>();
+    impl->storage = detail::make_handle<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T), device);
     impl->set_geometry(sizes, detail::contiguous_strides(sizes), 0);
     return Tensor(std::move(impl));
   }
@@ -266,7 +266,7 @@ class Tensor : public ExprBase<Tensor<T>> {
     return *impl_;
   }
   Tensor with_geometry(Shape sizes, Strides strides, int64_t offset) const {
-    auto impl = std::make_shared<TensorImpl>();
+    auto impl = detail::make_handle<TensorImpl>();
     impl->storage = storage();
     impl->set_geometry(std::move(sizes), std::move(strides), offset);
     return Tensor(std::move(impl));
@@ -276,11 +276,13 @@ class Tensor : public ExprBase<Tensor<T>> {
 };
 
 template <class T>
-void Tensor<T>::check_storage() const {
+inline void Tensor<T>::check_storage() const {
   const TensorImpl& t = impl();
   if (t.numel == 0) return;
   const auto bytes = static_cast<std::size_t>(t.offset + t.extent()) * sizeof(T);
-  detail::check(bytes <= storage()->nbytes(), "setStorage: sizes ", sizes(), ", strides ", strides(),
+  if (bytes <= t.storage->nbytes()) [[likely]]
+    return;
+  detail::check(false, "setStorage: sizes ", sizes(), ", strides ", strides(),
                 ", storage offset ", storage_offset(), ", and itemsize ", sizeof(T), " requiring a storage size of ",
                 bytes, " are out of bounds for storage of size ", storage()->nbytes());
 }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -137,6 +138,83 @@ class CpuAllocator {
   std::map<std::size_t, std::vector<void*>> free_;
   std::size_t cached_bytes_ = 0;
 };
+
+// Tensor handles (TensorImpl, StorageImpl and their shared_ptr control
+// blocks) are made and dropped on every evaluation. A per-thread free list
+// per node size turns each of those allocations into a few instructions
+// instead of a malloc and a free, which is a third of a tiny op's cost.
+template <std::size_t Size>
+class NodeCache {
+ public:
+  static constexpr std::size_t kMaxNodes = 1024;
+  static void* allocate() {
+    NodeCache& c = instance();
+    if (alive_ && c.head_) {
+      Node* n = c.head_;
+      c.head_ = n->next;
+      --c.count_;
+      return n;
+    }
+    return ::operator new(Size);
+  }
+  static void deallocate(void* p) {
+    NodeCache& c = instance();
+    if (alive_ && c.count_ < kMaxNodes) {
+      c.head_ = new (p) Node{c.head_};
+      ++c.count_;
+      return;
+    }
+    ::operator delete(p);
+  }
+  NodeCache() { alive_ = true; }
+  ~NodeCache() {
+    alive_ = false;  // nodes freed after this (static tensors) go to delete
+    while (head_) {
+      Node* n = head_;
+      head_ = n->next;
+      ::operator delete(n);
+    }
+  }
+
+ private:
+  struct Node {
+    Node* next;
+  };
+  static NodeCache& instance() {
+    thread_local NodeCache cache;
+    return cache;
+  }
+  Node* head_ = nullptr;
+  std::size_t count_ = 0;
+  static inline thread_local bool alive_ = false;
+};
+
+// The allocator for std::allocate_shared of handles (see NodeCache).
+template <class T>
+struct HandleAllocator {
+  using value_type = T;
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  static constexpr std::size_t kNodeSize = (sizeof(T) + 15) / 16 * 16;
+  HandleAllocator() = default;
+  template <class U>
+  HandleAllocator(const HandleAllocator<U>&) {}  // NOLINT: rebinding
+  T* allocate(std::size_t n) {
+    if (n == 1) return static_cast<T*>(NodeCache<kNodeSize>::allocate());
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) {
+    if (n == 1) return NodeCache<kNodeSize>::deallocate(p);
+    ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const HandleAllocator<U>&) const { return true; }
+};
+
+// std::make_shared through the handle cache.
+template <class T, class... Args>
+std::shared_ptr<T> make_handle(Args&&... args) {
+  return std::allocate_shared<T>(HandleAllocator<T>{}, std::forward<Args>(args)...);
+}
 
 }  // namespace tsr::detail
 

@@ -77,7 +77,14 @@ class SmallVector {
   void clear() { size_ = 0; }
 
   friend bool operator==(const SmallVector& a, const SmallVector& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    // A plain loop: shapes are short, and std::equal's call to memcmp costs
+    // more than the comparison in tiny ops.
+    if (a.size_ != b.size_) return false;
+    const T* pa = a.data();
+    const T* pb = b.data();
+    for (std::size_t i = 0; i < a.size_; ++i)
+      if (pa[i] != pb[i]) return false;
+    return true;
   }
 
  private:
