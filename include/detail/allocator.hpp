@@ -8,6 +8,7 @@
 #pragma once
 #include <sys/mman.h>
 
+#include <bit>
 #include <cstddef>
 #include <cstdlib>
 #include <map>
@@ -114,10 +115,9 @@ class CpuAllocator {
     }
 
    private:
+    // The smallest c with 64 << c >= nbytes.
     static int size_class(std::size_t nbytes) {
-      int c = 0;
-      while ((std::size_t{64} << c) < nbytes) ++c;
-      return c;
+      return nbytes <= 64 ? 0 : static_cast<int>(std::bit_width((nbytes - 1) >> 6));
     }
     std::vector<void*> free_[kClasses];
     static inline thread_local bool alive_ = false;
