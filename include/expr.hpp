@@ -38,6 +38,12 @@ struct ExprBase {
   auto amin() const;
   auto max() const;
   auto min() const;
+  // ... and of the reductions over dims (reduce_dims.hpp, statistics.hpp).
+  auto sum(const Shape& dims, bool keepdim = false) const;
+  auto mean(const Shape& dims, bool keepdim = false) const;
+  auto prod(const Shape& dims, bool keepdim = false) const;
+  auto amax(const Shape& dims, bool keepdim = false) const;
+  auto amin(const Shape& dims, bool keepdim = false) const;
 };
 
 template <class E>

@@ -270,6 +270,72 @@ def reductions():
     save("reduce_sum_tiny_pairs", torch.full((1 << 24,), 0.1).sum())
 
 
+# Reductions over dims (issue 3): one input, four layouts, every dims list.
+RD_DIMS = {"0": [0], "1": [1], "2": [2], "02": [0, 2], "12": [1, 2], "m1": [-1], "all": []}
+RD_OPS = {
+    "sum": lambda x, d: x.sum(d),
+    "mean": lambda x, d: x.mean(d),
+    "prod": lambda x, d: (1 + 0.1 * x).prod(d[0]) if len(d) == 1 else (1 + 0.1 * x).prod(),
+    "amax": lambda x, d: x.amax(d),
+    "amin": lambda x, d: x.amin(d),
+    "var": lambda x, d: x.var(d),
+    "std0": lambda x, d: x.std(d, correction=0),
+    "norm2": lambda x, d: torch.linalg.vector_norm(x, 2, d),
+    "norm1": lambda x, d: torch.linalg.vector_norm(x, 1, d),
+    "norminf": lambda x, d: torch.linalg.vector_norm(x, float("inf"), d),
+    "norm3_5": lambda x, d: torch.linalg.vector_norm(x, 3.5, d),
+    "norm0": lambda x, d: torch.linalg.vector_norm((x > 0.5) * x, 0, d),
+    "logsumexp": lambda x, d: torch.logsumexp(x, d if d else [0, 1, 2]),
+    "count_nonzero": lambda x, d: torch.count_nonzero((x > 0.5) * x, d if d else None),
+}
+RD_DIM_OPS = {
+    "softmax": lambda x, d: torch.softmax(x, d), "log_softmax": lambda x, d: torch.log_softmax(x, d),
+    "maxv": lambda x, d: x.max(d).values, "maxi": lambda x, d: x.max(d).indices,
+    "minv": lambda x, d: x.min(d).values, "mini": lambda x, d: x.min(d).indices,
+    "argmax": lambda x, d: x.argmax(d), "cumsum": lambda x, d: x.cumsum(d),
+    "cumprod": lambda x, d: (1 + 0.1 * x).cumprod(d),
+}
+
+
+def reduction_layouts():
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(5, 6, 7, generator=g)
+    b = torch.randn(1, 6, 1, generator=g)
+    save("rd_x", x)
+    save("rd_b", b)
+    return {"c": x, "t": x.transpose(0, 2), "s": x[:, ::2, 1:], "e": b.expand(5, 6, 7)}
+
+
+def reductions_dims():
+    layouts = reduction_layouts()
+    for lname, x in layouts.items():
+        for op, f in RD_OPS.items():
+            for dname, d in RD_DIMS.items():
+                if op == "prod" and len(d) > 1:
+                    continue
+                save(f"rd_{op}_{lname}_{dname}", f(x, d))
+        for op, f in RD_DIM_OPS.items():
+            for d in (0, 1, 2):
+                save(f"rd_{op}_{lname}_{d}", f(x, d))
+    x = layouts["c"]
+    save("rd_sum_keepdim", x.sum([0, 2], keepdim=True))
+    save("rd_int_sum", torch.arange(24, dtype=torch.int32).reshape(2, 3, 4).sum(1))
+    special = torch.tensor([[1.0, float("nan"), 3.0, float("nan")], [2.0, 3.0, 3.0, -1.0],
+                            [float("inf"), 1.0, float("-inf"), 0.0]])
+    save("rd_special", special)
+    save("rd_special_maxv", special.max(1).values)
+    save("rd_special_maxi", special.max(1).indices)
+    save("rd_special_mini", special.min(1).indices)
+    save("rd_special_amax0", special.amax(0))
+    save("rd_special_sum1", special.sum(1))
+    save("rd_special_lse1", torch.logsumexp(special, 1))
+    big = torch.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, -1001.0, -1002.0]])
+    save("rd_big", big)
+    save("rd_big_softmax", torch.softmax(big, 1))
+    save("rd_big_log_softmax", torch.log_softmax(big, 1))
+    save("rd_big_lse", torch.logsumexp(big, 1))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     elementwise()
@@ -277,4 +343,5 @@ if __name__ == "__main__":
     printing()
     random_and_ranges()
     reductions()
+    reductions_dims()
     print("golden files written to", os.path.normpath(OUT))

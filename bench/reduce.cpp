@@ -1,0 +1,121 @@
+// bench/reduce: tessera's fused, deterministic reductions against plain
+// loops (OpenMP `simd reduction`, the bandwidth-bound best case), Eigen and
+// libtorch when installed. One process, 1 and 2 threads, medians.
+//   ./scripts/bench.sh reduce
+#include <tessera.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include "bench_util.hpp"
+
+#ifdef TSR_BENCH_EIGEN
+#include <Eigen/Core>
+#endif
+#ifdef TSR_BENCH_TORCH
+#include <torch/torch.h>
+#endif
+
+using namespace tsr;
+
+namespace {
+constexpr int kReps = 11;
+
+template <class F>
+void plain_parallel(int64_t n, F body) {
+  tsr::detail::ThreadPool::instance().parallel_for(64, [&](int64_t b, int64_t e) { body(n * b / 64, n * e / 64); });
+}
+
+void row(const char* what, double ms, double bytes) {
+  std::printf("  %-46s %8.2f ms  %6.1f GB/s\n", what, ms, bytes / ms / 1e6);
+}
+}  // namespace
+
+int main() {
+  constexpr int64_t N = int64_t{1} << 24;
+  constexpr int64_t M = 4096;
+  manual_seed(1);
+  auto a = rand({N}), b = rand({N});
+  auto m = rand({M, M});
+  const float *pa = a.data_ptr(), *pb = b.data_ptr(), *pm = m.data_ptr();
+  std::vector<float> cols(M), rows(M);
+#ifdef TSR_BENCH_EIGEN
+  Eigen::Map<const Eigen::ArrayXf> ea(pa, N), eb(pb, N);
+#endif
+#ifdef TSR_BENCH_TORCH
+  auto tm = torch::from_blob(m.data_ptr(), {M, M});
+#endif
+
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+#ifdef TSR_BENCH_TORCH
+    at::set_num_threads(threads);
+#endif
+    std::printf("\n== %d thread%s (medians of %d runs)\n", threads, threads > 1 ? "s" : "", kReps);
+    std::printf(" sum(a * b), N = 2^24 floats:\n");
+    const double t_sum = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(sum(a * b).item()); });
+    row("tessera sum(a * b)", t_sum, 8.0 * N);
+    std::vector<double> partial(64);
+    const double t_omp = 1e3 * bench::median_seconds(kReps, [&] {
+      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+        float s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = lo; i < hi; ++i) s += pa[i] * pb[i];
+        partial[static_cast<std::size_t>(lo * 64 / N)] = s;
+      });
+      double s = 0;
+      for (double p : partial) s += p;
+      bench::keep(s);
+    });
+    row("plain loop, omp simd reduction", t_omp, 8.0 * N);
+    double best = t_omp;
+#ifdef TSR_BENCH_EIGEN
+    if (threads == 1) {
+      const double t_eig = 1e3 * bench::median_seconds(kReps, [&] { bench::keep((ea * eb).sum()); });
+      row("Eigen (a * b).sum() (1 thread)", t_eig, 8.0 * N);
+      best = std::min(best, t_eig);
+    }
+#endif
+    std::printf("  -> tessera / faster peer bandwidth = %.2f (target >= 0.9)\n", best / t_sum);
+
+    std::printf(" %lld x %lld floats:\n", (long long)M, (long long)M);
+    const double bytes = 4.0 * M * M;
+    const double t_cols = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(sum(m, {0})); });
+    row("tessera column sums sum(m, {0})", t_cols, bytes);
+    const double t_cols_plain = 1e3 * bench::median_seconds(kReps, [&] {
+      tsr::detail::ThreadPool::instance().parallel_for(16, [&](int64_t cb, int64_t ce) {
+        const int64_t c0 = cb * M / 16, c1 = ce * M / 16;
+        for (int64_t c = c0; c < c1; ++c) cols[c] = 0;
+        for (int64_t r = 0; r < M; ++r)
+          for (int64_t c = c0; c < c1; ++c) cols[c] += pm[r * M + c];
+      });
+      bench::keep(cols);
+    });
+    row("plain loop (row by row, columns in parallel)", t_cols_plain, bytes);
+    std::printf("  -> column sums / plain = %.2f (target >= 0.9)\n", t_cols_plain / t_cols);
+    const double t_rows = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(sum(m, {1})); });
+    row("tessera row sums sum(m, {1})", t_rows, bytes);
+    const double t_rows_plain = 1e3 * bench::median_seconds(kReps, [&] {
+      tsr::detail::ThreadPool::instance().parallel_for(M, [&](int64_t rb, int64_t re) {
+        for (int64_t r = rb; r < re; ++r) {
+          float s = 0;
+#pragma omp simd reduction(+ : s)
+          for (int64_t c = 0; c < M; ++c) s += pm[r * M + c];
+          rows[r] = s;
+        }
+      });
+      bench::keep(rows);
+    });
+    row("plain loop (omp simd per row)", t_rows_plain, bytes);
+    std::printf("  -> row sums / plain = %.2f (target >= 0.9)\n", t_rows_plain / t_rows);
+
+    const double t_soft = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(softmax(m, 1)); });
+    row("tessera softmax(m, 1)", t_soft, 2 * bytes);
+#ifdef TSR_BENCH_TORCH
+    const double t_tsoft = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(torch::softmax(tm, 1)); });
+    row("libtorch softmax(m, 1)", t_tsoft, 2 * bytes);
+    std::printf("  -> tessera / libtorch speed = %.2f\n", t_tsoft / t_soft);
+#endif
+  }
+  return 0;
+}

@@ -1,0 +1,123 @@
+// Reductions that return positions: max/min over a dim with their indices,
+// argmax and argmin. Ties give the first occurrence; NaN wins and the first
+// NaN's index is returned, as in PyTorch.
+#pragma once
+#include <tuple>
+
+#include "reduce_dims.hpp"
+
+namespace tsr {
+namespace detail {
+
+// Whether v replaces the current best b (Max: greater, Min: smaller, NaN
+// always, unless b is already NaN).
+template <bool Max, class A>
+TSR_HOST_DEVICE inline bool better(A v, A b) {
+  if constexpr (is_floating_v<A>) {
+    if (b != b) return false;
+    if (v != v) return true;
+  }
+  return Max ? v > b : v < b;
+}
+
+// values[o] and indices[o] for every output o of reducing e over dim.
+template <bool Max, class T, Expression E>
+void index_reduce_into(T* values, int64_t* indices, const E& e, int64_t dim) {
+  const ReducePlan rp = make_reduce_plan(e, uint64_t{1} << dim);
+  if (rp.outputs == 0) return;
+  using A = acc_t<T>;
+  const Plan& p = rp.plan;
+  const auto ev = e.evaluator(p);
+  const int64_t len = rp.count;
+  if (!rp.kept_inner) {  // the reduced dim is the inner one: scan each row
+    run_units(rp.outputs, rp.outputs * len, [&](int64_t ob, int64_t oe) {
+      auto local = ev;
+      int64_t idx[kMaxEvalDims];
+      for (int64_t o = ob; o < oe; ++o) {
+        rp.set_outer(o, idx);
+        idx[p.ndim - 1] = 0;
+        local.set_row(idx, p.ndim);
+        A best = convert<A>(local[0]);
+        int64_t at = 0;
+        for (int64_t i = 1; i < len; ++i) {
+          const A v = convert<A>(local[i]);
+          if (better<Max>(v, best)) best = v, at = i;
+        }
+        values[o] = convert<T>(best);
+        indices[o] = at;
+      }
+    });
+    return;
+  }
+  // The reduced dim is outer: walk its rows, comparing a chunk of columns.
+  const int64_t inner = rp.inner_kept_size();
+  const int64_t chunks = (inner + kColumnChunk - 1) / kColumnChunk;
+  run_units(rp.outer_outputs() * chunks, rp.outputs * len, [&](int64_t ub, int64_t ue) {
+    auto local = ev;
+    int64_t idx[kMaxEvalDims];
+    A best[kColumnChunk];
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t o = u / chunks, c0 = (u % chunks) * kColumnChunk;
+      const int64_t width = std::min(kColumnChunk, inner - c0);
+      int64_t* at = indices + o * inner + c0;
+      rp.set_outer(o, idx);
+      idx[p.ndim - 1] = c0;
+      for (int64_t r = 0; r < len; ++r) {
+        rp.set_reduced(r, rp.reduced, idx);
+        local.set_row(idx, p.ndim);
+        for (int64_t j = 0; j < width; ++j) {
+          const A v = convert<A>(local[j]);
+          if (r == 0 || better<Max>(v, best[j])) best[j] = v, at[j] = r;
+        }
+      }
+      for (int64_t j = 0; j < width; ++j) values[o * inner + c0 + j] = convert<T>(best[j]);
+    }
+  });
+}
+
+template <bool Max, Expression E>
+auto index_reduce(const E& e, int64_t dim, bool keepdim, const char* name) {
+  using T = typename E::value_type;
+  dim = wrap_dim(dim, e.dim());
+  if (e.dim() > 0)
+    check(e.sizes()[static_cast<std::size_t>(dim)] != 0, name, "(): Expected reduction dim ", dim,
+          " to have non-zero size.");
+  const Shape shape = reduced_shape(e.sizes(), e.dim() == 0 ? 0 : uint64_t{1} << dim, keepdim);
+  auto values = Tensor<T>::allocate(shape);
+  auto indices = Tensor<int64_t>::allocate(shape);
+  index_reduce_into<Max>(values.data_ptr(), indices.data_ptr(), e, e.dim() == 0 ? 0 : dim);
+  return std::make_tuple(std::move(values), std::move(indices));
+}
+
+}  // namespace detail
+
+// The largest values along dim and their indices: auto [v, i] = max(x, 1);
+template <Expression E>
+auto max(const E& e, int64_t dim, bool keepdim = false) {
+  return detail::index_reduce<true>(e, dim, keepdim, "max");
+}
+template <Expression E>
+auto min(const E& e, int64_t dim, bool keepdim = false) {
+  return detail::index_reduce<false>(e, dim, keepdim, "min");
+}
+template <Expression E>
+auto argmax(const E& e, int64_t dim, bool keepdim = false) {
+  return std::get<1>(detail::index_reduce<true>(e, dim, keepdim, "argmax"));
+}
+template <Expression E>
+auto argmin(const E& e, int64_t dim, bool keepdim = false) {
+  return std::get<1>(detail::index_reduce<false>(e, dim, keepdim, "argmin"));
+}
+// Over all elements: the index into the flattened input.
+template <Expression E>
+auto argmax(const E& e) {
+  const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
+  return std::get<1>(detail::index_reduce<true>(flat, 0, false, "argmax"));
+}
+template <Expression E>
+auto argmin(const E& e) {
+  const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
+  return std::get<1>(detail::index_reduce<false>(flat, 0, false, "argmin"));
+}
+
+}  // namespace tsr

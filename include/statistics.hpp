@@ -1,0 +1,149 @@
+// Composite reductions over dims: var, std, norm, logsumexp, softmax and
+// log_softmax. Each is a few fused passes, never a per-element recomputation
+// of a reduction: a reduction broadcast back into an elementwise consumer
+// (x - amax(x, {1}, true)) is materialized once and read as a tensor.
+#pragma once
+#include <cmath>
+#include <limits>
+
+#include "math.hpp"
+#include "reduce_dims.hpp"
+
+namespace tsr {
+namespace detail {
+
+// The number of elements reduced into each output.
+template <class E>
+int64_t reduced_count(const E& e, const Shape& dims) {
+  const uint64_t mask = reduce_mask(dims, e.dim());
+  int64_t n = 1;
+  for (int64_t d = 0; d < e.dim(); ++d)
+    if (mask >> d & 1) n *= e.sizes()[static_cast<std::size_t>(d)];
+  return n;
+}
+
+// A keepdim result viewed without the reduced dims when keepdim is false.
+template <class T, class E>
+Tensor<T> drop_reduced(Tensor<T> kept, const E& e, const Shape& dims, bool keepdim) {
+  if (keepdim) return kept;
+  return kept.view(reduced_shape(e.sizes(), reduce_mask(dims, e.dim()), false));
+}
+
+}  // namespace detail
+
+// Variance over dims with Bessel's correction by default: two passes (the
+// mean, then the sum of squared deviations), which keeps the result accurate
+// when the mean is large against the spread. Divides by max(0, N - correction).
+template <Expression E>
+auto var(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "std and var only support floating point and complex dtypes");
+  using A = acc_t<T>;
+  const auto m = mean(cast<A>(e), dims, true);
+  const auto ss = sum(square(cast<A>(e) - m), dims, true);
+  const double denom = std::max<double>(0, static_cast<double>(detail::reduced_count(e, dims) - correction));
+  Tensor<T> v = cast<T>(ss / A(denom));
+  return detail::drop_reduced(std::move(v), e, dims, keepdim);
+}
+template <Expression E>
+auto std(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
+  using T = typename E::value_type;
+  Tensor<T> v = var(e, dims, correction, keepdim);
+  return Tensor<T>(sqrt(v));
+}
+
+// The p-norm over dims (p = 2, 1, inf, -inf, 0 or any real). p = 2 is
+// scaled by the largest magnitude, so norm([1e20f, 1e20f]) is finite as in
+// NumPy (PyTorch overflows to inf there; see docs/differences.md).
+template <Expression E>
+auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
+  using T = floating_t<typename E::value_type>;
+  using A = acc_t<T>;
+  const auto x = cast<A>(e);
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  Tensor<A> r;
+  if (p == inf) {
+    r = e.numel() == 0 ? Tensor<A>(sum(abs(x), dims, true)) : amax(abs(x), dims, true);
+  } else if (p == -inf) {
+    r = amin(abs(x), dims, true);
+  } else if (p == 0) {
+    r = sum(cast<A>(x != A(0)), dims, true);
+  } else if (p == 1) {
+    r = sum(abs(x), dims, true);
+  } else if (p == 2) {
+    if (e.numel() == 0) {
+      r = sum(x, dims, true);
+    } else {
+      const Tensor<A> scale = amax(abs(x), dims, true);
+      const Tensor<A> safe = where(scale > A(0) && isfinite(scale), scale, A(1));
+      const Tensor<A> ss = sum(square(x / safe), dims, true);
+      r = where(isinf(scale), scale, safe * sqrt(ss));
+    }
+  } else {
+    r = pow(sum(pow(abs(x), A(p)), dims, true), A(1.0 / p));
+  }
+  return detail::drop_reduced(Tensor<T>(cast<T>(r)), e, dims, keepdim);
+}
+template <Expression E>
+auto norm(const E& e, double p = 2) {
+  return norm(e, p, Shape{}, false);
+}
+
+// log(sum(exp(e))) over dims, shifted by the maximum so that large inputs do
+// not overflow; an all -inf slice gives -inf, and +inf gives +inf.
+template <Expression E>
+auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
+  using T = floating_t<typename E::value_type>;
+  using A = acc_t<T>;
+  const auto x = cast<A>(e);
+  Tensor<A> r;
+  if (detail::reduced_count(e, dims) == 0) {
+    r = full<A>(detail::reduced_shape(e.sizes(), detail::reduce_mask(dims, e.dim()), true),
+                -std::numeric_limits<A>::infinity());
+  } else {
+    const Tensor<A> m = amax(x, dims, true);
+    const Tensor<A> shift = where(isinf(m), A(0), m);
+    r = log(sum(exp(x - shift), dims, true)) + shift;
+  }
+  return detail::drop_reduced(Tensor<T>(cast<T>(r)), e, dims, keepdim);
+}
+
+namespace detail {
+// The two reductions softmax and log_softmax share: the row maximum and the
+// sum of exp(x - max), both kept as dims of size 1 (two passes over e).
+template <class A, class X>
+std::pair<Tensor<A>, Tensor<A>> softmax_stats(const X& x, int64_t dim) {
+  Tensor<A> m = amax(x, Shape{dim}, true);
+  Tensor<A> s = sum(exp(x - m), Shape{dim}, true);
+  return {std::move(m), std::move(s)};
+}
+}  // namespace detail
+
+// softmax along dim: three passes (max, sum, output), stable for large inputs.
+template <Expression E>
+auto softmax(const E& e, int64_t dim) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "softmax(): expected a floating point input (cast<float>(x) for integers)");
+  using A = acc_t<T>;
+  detail::wrap_dim(dim, e.dim());
+  if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
+  const auto x = cast<A>(e);
+  const auto [m, s] = detail::softmax_stats<A>(x, dim);
+  return Tensor<T>(cast<T>(exp(x - m) / s));
+}
+template <Expression E>
+auto log_softmax(const E& e, int64_t dim) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "log_softmax(): expected a floating point input (cast<float>(x) for integers)");
+  using A = acc_t<T>;
+  detail::wrap_dim(dim, e.dim());
+  if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
+  const auto x = cast<A>(e);
+  const auto [m, s] = detail::softmax_stats<A>(x, dim);
+  // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away
+  // the digits of log(s) when m is large.
+  const Tensor<A> log_s = log(s);
+  return Tensor<T>(cast<T>((x - m) - log_s));
+}
+
+}  // namespace tsr

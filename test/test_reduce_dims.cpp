@@ -1,0 +1,184 @@
+// Reductions over dims, composite reductions, index reductions and scans,
+// against PyTorch 1.13 (tools/make_golden.py: reductions_dims) on four
+// layouts of one input: contiguous, transposed, sliced with a step, and
+// expanded (broadcast strides).
+#include <functional>
+#include <map>
+
+#include "common.hpp"
+
+using namespace tsr;
+
+namespace {
+
+// Same shape and every element within atol + rtol * |want| (NaN matches NaN).
+template <class G>
+void check_close(const G& got_expr, const Tensor<double>& want, double rtol, double atol, const std::string& what) {
+  const Tensor<double> got = cast<double>(got_expr);
+  INFO(what);
+  REQUIRE(got.sizes() == want.sizes());
+  const auto g = got.to_vector(), w = want.to_vector();
+  int bad = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const bool ok = (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
+                    std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]);
+    if (!ok && bad++ == 0) FAIL_CHECK("element " << i << ": got " << g[i] << ", PyTorch " << w[i]);
+  }
+  CHECK(bad == 0);
+}
+
+std::map<std::string, Tensor<float>> layouts() {
+  const auto x = test::golden<float>("rd_x");
+  const auto b = test::golden<float>("rd_b");
+  return {{"c", x}, {"t", x.transpose(0, 2)}, {"s", x.slice(1, 0, 6, 2).slice(2, 1, 7)}, {"e", b.expand({5, 6, 7})}};
+}
+
+const std::map<std::string, Shape> kDims = {{"0", {0}},     {"1", {1}},     {"2", {2}}, {"02", {0, 2}},
+                                            {"12", {1, 2}}, {"m1", {-1}}, {"all", {}}};
+
+using Fn = std::function<Tensor<double>(const Tensor<float>&, const Shape&)>;
+template <class F>
+Fn as_double(F f) {
+  return [f](const Tensor<float>& x, const Shape& d) { return Tensor<double>(cast<double>(f(x, d))); };
+}
+
+}  // namespace
+
+TEST_CASE("reductions over dims match PyTorch on every layout and dims list") {
+  struct Op {
+    Fn f;
+    double rtol, atol;
+  };
+  const std::map<std::string, Op> ops = {
+      {"sum", {as_double([](auto& x, auto& d) { return sum(x, d); }), 1e-5, 1e-5}},
+      {"mean", {as_double([](auto& x, auto& d) { return mean(x, d); }), 1e-5, 1e-6}},
+      {"prod", {as_double([](auto& x, auto& d) { return prod(1.f + 0.1f * x, d); }), 1e-5, 1e-7}},
+      {"amax", {as_double([](auto& x, auto& d) { return amax(x, d); }), 0, 0}},
+      {"amin", {as_double([](auto& x, auto& d) { return amin(x, d); }), 0, 0}},
+      {"var", {as_double([](auto& x, auto& d) { return var(x, d); }), 1e-5, 1e-6}},
+      {"std0", {as_double([](auto& x, auto& d) { return tsr::std(x, d, 0); }), 1e-5, 1e-6}},
+      {"norm2", {as_double([](auto& x, auto& d) { return norm(x, 2, d); }), 1e-5, 1e-6}},
+      {"norm1", {as_double([](auto& x, auto& d) { return norm(x, 1, d); }), 1e-5, 1e-6}},
+      {"norminf", {as_double([](auto& x, auto& d) { return norm(x, INFINITY, d); }), 0, 0}},
+      {"norm3_5", {as_double([](auto& x, auto& d) { return norm(x, 3.5, d); }), 1e-5, 1e-6}},
+      {"norm0", {as_double([](auto& x, auto& d) { return norm(where(x > 0.5f, x, 0.f), 0, d); }), 0, 0}},
+      {"logsumexp", {as_double([](auto& x, auto& d) { return logsumexp(x, d); }), 1e-5, 1e-6}},
+      {"count_nonzero", {as_double([](auto& x, auto& d) { return count_nonzero(where(x > 0.5f, x, 0.f), d); }), 0, 0}},
+  };
+  for (const auto& [lname, x] : layouts())
+    for (const auto& [op, o] : ops)
+      for (const auto& [dname, d] : kDims) {
+        if (op == "prod" && d.size() > 1) continue;
+        const std::string name = "rd_" + op + "_" + lname + "_" + dname;
+        check_close(o.f(x, d), test::golden(name), o.rtol, o.atol, name);
+      }
+}
+
+TEST_CASE("softmax, log_softmax, max/min with indices, argmax, cumsum, cumprod match PyTorch") {
+  struct Op {
+    std::function<Tensor<double>(const Tensor<float>&, int64_t)> f;
+    double rtol, atol;
+  };
+  auto d = [](auto f) {
+    return [f](const Tensor<float>& x, int64_t dim) { return Tensor<double>(cast<double>(f(x, dim))); };
+  };
+  const std::map<std::string, Op> ops = {
+      {"softmax", {d([](auto& x, int64_t k) { return softmax(x, k); }), 1e-5, 1e-7}},
+      {"log_softmax", {d([](auto& x, int64_t k) { return log_softmax(x, k); }), 1e-5, 1e-6}},
+      {"maxv", {d([](auto& x, int64_t k) { return std::get<0>(max(x, k)); }), 0, 0}},
+      {"maxi", {d([](auto& x, int64_t k) { return std::get<1>(max(x, k)); }), 0, 0}},
+      {"minv", {d([](auto& x, int64_t k) { return std::get<0>(min(x, k)); }), 0, 0}},
+      {"mini", {d([](auto& x, int64_t k) { return std::get<1>(min(x, k)); }), 0, 0}},
+      {"argmax", {d([](auto& x, int64_t k) { return argmax(x, k); }), 0, 0}},
+      {"cumsum", {d([](auto& x, int64_t k) { return cumsum(x, k); }), 1e-6, 1e-6}},
+      {"cumprod", {d([](auto& x, int64_t k) { return cumprod(1.f + 0.1f * x, k); }), 1e-6, 1e-7}},
+  };
+  for (const auto& [lname, x] : layouts())
+    for (const auto& [op, o] : ops)
+      for (int64_t k = 0; k < 3; ++k) {
+        const std::string name = "rd_" + op + "_" + lname + "_" + std::to_string(k);
+        check_close(o.f(x, k), test::golden(name), o.rtol, o.atol, name);
+      }
+}
+
+TEST_CASE("keepdim, negative dims, dtypes, method forms") {
+  const auto x = test::golden<float>("rd_x");
+  check_close(sum(x, {0, 2}, true), test::golden("rd_sum_keepdim"), 1e-5, 1e-5, "keepdim");
+  CHECK(sum(x, {0, 2}, true).sizes() == Shape{1, 6, 1});
+  CHECK(x.sum({-1, 0}).sizes() == Shape{6});
+  CHECK(equal(x.sum({2}), sum(x, 2)));
+  CHECK(equal(x.amax({1}, true), amax(x, {1}, true)));
+  auto i = arange<int32_t>(0, 24).reshape({2, 3, 4});
+  static_assert(std::is_same_v<decltype(sum(i, {1}))::value_type, int64_t>);
+  static_assert(std::is_same_v<decltype(cumsum(i, 0))::value_type, int64_t>);
+  static_assert(std::is_same_v<decltype(any(i, {0}))::value_type, bool>);
+  check_close(sum(i, {1}), test::golden("rd_int_sum"), 0, 0, "int sum");
+  CHECK(equal(all(i, {0}), tensor<bool>({false, true, true, true, true, true, true, true, true, true, true, true},
+                                        {3, 4})));
+  CHECK(equal(any(i > 22, {0, 1}), tensor<bool>({false, false, false, true}, {4})));
+  // Reducing only size-1 dims, and a 0-d input.
+  auto col = x.slice(2, 0, 1);
+  CHECK(equal(sum(col, {2}), col.squeeze(2)));
+  CHECK(sum(full({}, 3.f), {}).item() == 3.f);
+  auto [v, at] = max(full({}, 2.f), 0);
+  CHECK(v.item() == 2.f);
+  CHECK(at.item() == 0);
+}
+
+TEST_CASE("NaN, inf, ties and large inputs follow PyTorch") {
+  const auto s = test::golden<float>("rd_special");
+  check_close(std::get<0>(max(s, 1)), test::golden("rd_special_maxv"), 0, 0, "max values");
+  check_close(std::get<1>(max(s, 1)), test::golden("rd_special_maxi"), 0, 0, "max indices (first NaN, first tie)");
+  check_close(std::get<1>(min(s, 1)), test::golden("rd_special_mini"), 0, 0, "min indices");
+  check_close(amax(s, {0}), test::golden("rd_special_amax0"), 0, 0, "amax");
+  check_close(sum(s, {1}), test::golden("rd_special_sum1"), 0, 0, "sum with inf and nan");
+  check_close(logsumexp(s, {1}), test::golden("rd_special_lse1"), 1e-6, 0, "logsumexp with inf and nan");
+  const auto big = test::golden<float>("rd_big");
+  check_close(softmax(big, 1), test::golden("rd_big_softmax"), 1e-6, 1e-7, "softmax of large values");
+  check_close(log_softmax(big, 1), test::golden("rd_big_log_softmax"), 1e-6, 1e-6, "log_softmax of large values");
+  check_close(logsumexp(big, {1}), test::golden("rd_big_lse"), 1e-6, 0, "logsumexp of large values");
+  // Overflow-safe 2-norm (PyTorch gives inf here) and underflow-safe.
+  CHECK(norm(tensor<float>({1e20f, 1e20f}, {2})).item() == doctest::Approx(1.41421356e20).epsilon(1e-6));
+  CHECK(norm(tensor<float>({3e-30f, 4e-30f}, {2})).item() == doctest::Approx(5e-30).epsilon(1e-6));
+}
+
+TEST_CASE("empty inputs and bad dims give PyTorch's results and errors") {
+  auto e = zeros({0, 3});
+  CHECK(equal(sum(e, {0}), zeros({3})));
+  CHECK(equal(prod(e, {0}), ones({3})));
+  CHECK(sum(e, {1}).sizes() == Shape{0});
+  CHECK(std::isnan(mean(e, {0}).to_vector()[0]));
+  CHECK(logsumexp(e, {0}).to_vector()[0] == -INFINITY);
+  CHECK(softmax(e, 0).sizes() == Shape{0, 3});
+  CHECK(amax(e, {1}).sizes() == Shape{0});
+  CHECK_THROWS_WITH_AS(amax(e, {0}), "amax(): Expected reduction dim 0 to have non-zero size.", Error);
+  CHECK_THROWS_WITH_AS(amin(e, {0, 1}), "amin(): Expected reduction dim 0 to have non-zero size.", Error);
+  CHECK_THROWS_WITH_AS(max(e, 0), "max(): Expected reduction dim 0 to have non-zero size.", Error);
+  CHECK_THROWS_WITH_AS(argmax(e, 0), "argmax(): Expected reduction dim 0 to have non-zero size.", Error);
+  auto x = zeros({2, 3});
+  CHECK_THROWS_WITH_AS(sum(x, {1, 1}), "dim 1 appears multiple times in the list of dims", Error);
+  CHECK_THROWS_WITH_AS(sum(x, {3}), "Dimension out of range (expected to be in range of [-2, 1], but got 3)",
+                       IndexError);
+  CHECK_THROWS_WITH_AS(max(x, 2), "Dimension out of range (expected to be in range of [-2, 1], but got 2)",
+                       IndexError);
+  CHECK(std::isnan(tsr::std(ones({1}), {0}).item()));
+}
+
+TEST_CASE("column and row sums are accurate and bitwise identical for 1 and 2 threads") {
+  // 4096 rows of 0.1f: a sequential column sum is off by ~1e-4; pairwise
+  // runs keep it within a few float ulp of 409.6.
+  auto m = full({4096, 300}, 0.1f);
+  for (float v : sum(m, {0}).to_vector()) CHECK(std::abs(v - 409.6000061f) <= 2e-4f);
+  for (float v : sum(m.t(), {1}).to_vector()) CHECK(std::abs(v - 409.6000061f) <= 2e-4f);
+  manual_seed(3);
+  auto r = randn({257, 1031});
+  auto expr = r * 2.f - 1.f;
+  Tensor<float> c1, c2, r1, r2, s1, s2;
+  test::with_threads(1, [&] { c1 = sum(expr, {0}), r1 = sum(expr, {1}), s1 = softmax(r, 0); });
+  test::with_threads(2, [&] { c2 = sum(expr, {0}), r2 = sum(expr, {1}), s2 = softmax(r, 0); });
+  CHECK(equal(c1, c2));
+  CHECK(equal(r1, r2));
+  CHECK(equal(s1, s2));
+  // The fused input gives the same result as its materialization.
+  CHECK(equal(sum(expr, {0}), sum(Tensor<float>(expr), {0})));
+}
