@@ -26,8 +26,9 @@ struct AnyReducer {
   template <class V> static V combine(const V& a, const V& b) { return a || b; }
 };
 
-// Kept-inner elements per work unit of an outer reduction: a row segment of
-// 1 KiB of floats, long enough for the prefetcher, short enough for L1.
+// Kept-inner elements per work unit of an outer reduction, at least (see
+// reduce_into), and for the index reductions, which keep few partials.
+inline constexpr int64_t kMinColumnChunk = 256;
 inline constexpr int64_t kColumnChunk = 256;
 
 // Pairwise combination of runs of column partials, `width` values each
@@ -124,26 +125,33 @@ void reduce_into(A* out, const E& e, const ReducePlan& rp) {
 
   // Outer reduction: a unit is a chunk of the kept inner dim of one kept-outer
   // position; rows of it are combined in runs of kCascade, runs pairwise.
+  // Chunks are as wide as the work allows (whole rows when there are enough
+  // outer positions for every thread), so memory streams row after row. The
+  // width never changes a result: every column is summed in the same order.
   const int64_t inner = rp.inner_kept_size();
-  const int64_t chunks = (inner + kColumnChunk - 1) / kColumnChunk;
+  const int64_t threads = work < kParallelGrain ? 1 : get_num_threads();
+  int64_t chunk = inner;
+  if (rp.outer_outputs() < threads)
+    chunk = std::max<int64_t>(kMinColumnChunk, (inner + threads - 1) / threads / 64 * 64 + 64);
+  const int64_t chunks = (inner + chunk - 1) / chunk;
   run_units(rp.outer_outputs() * chunks, work, [&](int64_t ub, int64_t ue) {
     auto local = ev;
     int64_t idx[kMaxEvalDims];
-    A run[kColumnChunk];
+    std::unique_ptr<A[]> run(new A[static_cast<std::size_t>(std::min(chunk, inner))]);
     for (int64_t u = ub; u < ue; ++u) {
-      const int64_t o = u / chunks, c0 = (u % chunks) * kColumnChunk;
-      const int64_t width = std::min(kColumnChunk, inner - c0);
+      const int64_t o = u / chunks, c0 = (u % chunks) * chunk;
+      const int64_t width = std::min(chunk, inner - c0);
       rp.set_outer(o, idx);
       idx[p.ndim - 1] = c0;
       PairwiseColumns<R, A> columns(width, (rp.count + kCascade - 1) / kCascade);
       for (int64_t r = 0; r < rp.count; r += kCascade) {
-        std::fill(run, run + width, R::template identity<A>());
+        std::fill(run.get(), run.get() + width, R::template identity<A>());
         for (int64_t k = r, ke = std::min(rp.count, r + kCascade); k < ke; ++k) {
           rp.set_reduced(k, rp.reduced, idx);
           local.set_row(idx, p.ndim);
-          combine_row<R>(run, local, width);
+          combine_row<R>(run.get(), local, width);
         }
-        columns.push(run);
+        columns.push(run.get());
       }
       columns.finish(out + o * inner + c0);
     }
