@@ -109,41 +109,40 @@ auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
 }
 
 namespace detail {
-// The two reductions softmax and log_softmax share: the row maximum and the
-// sum of exp(x - max), both kept as dims of size 1 (two passes over e).
-template <class A, class X>
-std::pair<Tensor<A>, Tensor<A>> softmax_stats(const X& x, int64_t dim) {
-  Tensor<A> m = amax(x, Shape{dim}, true);
-  Tensor<A> s = sum(exp(x - m), Shape{dim}, true);
-  return {std::move(m), std::move(s)};
+// softmax and log_softmax: the row maximum m and the sum s of exp(x - m),
+// both kept as dims of size 1 (two passes over e), then one output pass
+// that evaluates output(x, m, s).
+template <Expression E, class F>
+auto softmax_like(const E& e, int64_t dim, F&& output) {
+  using T = typename E::value_type;
+  using A = acc_t<T>;
+  wrap_dim(dim, e.dim());
+  if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
+  const auto x = cast<A>(e);
+  const Tensor<A> m = amax(x, Shape{dim}, true);
+  const Tensor<A> s = sum(exp(x - m), Shape{dim}, true);
+  return Tensor<T>(cast<T>(output(x, m, s)));
 }
 }  // namespace detail
 
 // softmax along dim: three passes (max, sum, output), stable for large inputs.
 template <Expression E>
 auto softmax(const E& e, int64_t dim) {
-  using T = typename E::value_type;
-  static_assert(is_floating_v<T>, "softmax(): expected a floating point input (cast<float>(x) for integers)");
-  using A = acc_t<T>;
-  detail::wrap_dim(dim, e.dim());
-  if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
-  const auto x = cast<A>(e);
-  const auto [m, s] = detail::softmax_stats<A>(x, dim);
-  return Tensor<T>(cast<T>(exp(x - m) / s));
+  static_assert(is_floating_v<typename E::value_type>,
+                "softmax(): expected a floating point input (cast<float>(x) for integers)");
+  return detail::softmax_like(e, dim, [](const auto& x, const auto& m, const auto& s) { return exp(x - m) / s; });
 }
 template <Expression E>
 auto log_softmax(const E& e, int64_t dim) {
-  using T = typename E::value_type;
-  static_assert(is_floating_v<T>, "log_softmax(): expected a floating point input (cast<float>(x) for integers)");
-  using A = acc_t<T>;
-  detail::wrap_dim(dim, e.dim());
-  if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
-  const auto x = cast<A>(e);
-  const auto [m, s] = detail::softmax_stats<A>(x, dim);
+  static_assert(is_floating_v<typename E::value_type>,
+                "log_softmax(): expected a floating point input (cast<float>(x) for integers)");
   // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away
   // the digits of log(s) when m is large.
-  const Tensor<A> log_s = log(s);
-  return Tensor<T>(cast<T>((x - m) - log_s));
+  return detail::softmax_like(e, dim, [](const auto& x, const auto& m, const auto& s) {
+    using A = typename std::remove_cvref_t<decltype(s)>::value_type;
+    const Tensor<A> log_s = log(s);
+    return (x - m) - log_s;
+  });
 }
 
 }  // namespace tsr
