@@ -1,11 +1,33 @@
-// Timing helpers shared by the benchmarks: medians of repeated runs.
+// Helpers shared by the benchmarks: medians of repeated runs, thread
+// counts, and the plain parallel loop the peers' hand-written loops run on.
 #pragma once
+#include <tessera.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
+#ifdef TSR_BENCH_TORCH
+#include <torch/torch.h>
+#endif
+
 namespace bench {
+
+// Sets the thread count of tessera and of the peers that have one.
+inline void set_threads(int n) {
+  tsr::set_num_threads(n);
+#ifdef TSR_BENCH_TORCH
+  at::set_num_threads(n);
+#endif
+}
+
+// Runs body(lo, hi) over [0, n) in 64 chunks on tessera's thread pool: the
+// same threads everything else uses, so only the loop body differs.
+template <class F>
+void plain_parallel(int64_t n, F body) {
+  tsr::detail::ThreadPool::instance().parallel_for(64, [&](int64_t b, int64_t e) { body(n * b / 64, n * e / 64); });
+}
 
 // Median wall time in seconds of `reps` runs of f (after one warm-up run).
 template <class F>

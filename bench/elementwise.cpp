@@ -27,13 +27,6 @@ namespace {
 constexpr int64_t N = int64_t{1} << 24;
 constexpr int kReps = 11;
 
-// The plain loop over a chunk split across tessera's thread pool: the same
-// threads everything else uses, so only the loop body differs.
-template <class F>
-void plain_parallel(int64_t n, F body) {
-  tsr::detail::ThreadPool::instance().parallel_for(64, [&](int64_t b, int64_t e) { body(n * b / 64, n * e / 64); });
-}
-
 void row(const char* what, double ms, double bytes = 0) {
   if (bytes > 0) std::printf("  %-44s %9.2f ms  %6.1f GB/s\n", what, ms, bytes / ms / 1e6);
   else std::printf("  %-44s %9.2f ms\n", what, ms);
@@ -65,14 +58,11 @@ int main() {
 #endif
 
   for (int threads : {1, 2}) {
-    set_num_threads(threads);
-#ifdef TSR_BENCH_TORCH
-    at::set_num_threads(threads);
-#endif
+    bench::set_threads(threads);
     std::printf("\n== N = 2^24 floats, %d thread%s (medians of %d runs)\n", threads, threads > 1 ? "s" : "", kReps);
 
     const double triad = 1e3 * bench::median_seconds(kReps, [&] {
-      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+      bench::plain_parallel(N, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) po[i] = pb[i] + 3.f * pc[i];
       });
     });
@@ -88,7 +78,7 @@ int main() {
     });
     row("tessera Tensor r = expr (allocating)", chain_alloc, bytes5);
     const double plain_chain = 1e3 * bench::median_seconds(kReps, [&] {
-      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+      bench::plain_parallel(N, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) po[i] = pa[i] * pb[i] + pc[i] * pd[i] - 0.5f * pa[i];
       });
     });
@@ -107,7 +97,7 @@ int main() {
     const double trans = 1e3 * bench::median_seconds(kReps, [&] { out.copy_(a * b + c * sin(d) - exp(-a)); });
     row("tessera", trans);
     const double hand = 1e3 * bench::median_seconds(kReps, [&] {
-      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+      bench::plain_parallel(N, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) po[i] = pa[i] * pb[i] + pc[i] * std::sin(pd[i]) - std::exp(-pa[i]);
       });
     });

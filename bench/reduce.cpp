@@ -22,20 +22,15 @@ using namespace tsr;
 namespace {
 constexpr int kReps = 11;
 
-template <class F>
-void plain_parallel(int64_t n, F body) {
-  tsr::detail::ThreadPool::instance().parallel_for(64, [&](int64_t b, int64_t e) { body(n * b / 64, n * e / 64); });
-}
-
 // sum of f(i) for i in [lo, hi) with 32 independent float accumulators.
 template <class F>
 float plain_sum(int64_t lo, int64_t hi, F f) {
   float acc[32] = {};
-  int64_t i = lo;
-  for (; i + 32 <= hi; i += 32)
+  const int64_t body_end = lo + (hi - lo) / 32 * 32;
+  for (int64_t i = lo; i < body_end; i += 32)
     for (int j = 0; j < 32; ++j) acc[j] += f(i + j);
   float s = 0;
-  for (; i < hi; ++i) s += f(i);
+  for (int64_t i = body_end; i < hi; ++i) s += f(i);
   for (float a : acc) s += a;
   return s;
 }
@@ -61,17 +56,14 @@ int main() {
 #endif
 
   for (int threads : {1, 2}) {
-    set_num_threads(threads);
-#ifdef TSR_BENCH_TORCH
-    at::set_num_threads(threads);
-#endif
+    bench::set_threads(threads);
     std::printf("\n== %d thread%s (medians of %d runs)\n", threads, threads > 1 ? "s" : "", kReps);
     std::printf(" sum(a * b), N = 2^24 floats:\n");
     const double t_sum = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(sum(a * b).item()); });
     row("tessera sum(a * b)", t_sum, 8.0 * N);
     std::vector<double> partial(64);
     const double t_omp = 1e3 * bench::median_seconds(kReps, [&] {
-      plain_parallel(N, [&](int64_t lo, int64_t hi) {
+      bench::plain_parallel(N, [&](int64_t lo, int64_t hi) {
         partial[static_cast<std::size_t>(lo * 64 / N)] = plain_sum(lo, hi, [&](int64_t i) { return pa[i] * pb[i]; });
       });
       double s = 0;

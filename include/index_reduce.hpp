@@ -2,6 +2,7 @@
 // argmax and argmin. Ties give the first occurrence; NaN wins and the first
 // NaN's index is returned, as in PyTorch.
 #pragma once
+#include <memory>
 #include <tuple>
 
 #include "reduce_dims.hpp"
@@ -51,14 +52,15 @@ void index_reduce_into(T* values, int64_t* indices, const E& e, int64_t dim) {
   }
   // The reduced dim is outer: walk its rows, comparing a chunk of columns.
   const int64_t inner = rp.inner_kept_size();
-  const int64_t chunks = (inner + kColumnChunk - 1) / kColumnChunk;
+  const int64_t chunk = column_chunk(rp);
+  const int64_t chunks = (inner + chunk - 1) / chunk;
   run_units(rp.outer_outputs() * chunks, rp.outputs * len, [&](int64_t ub, int64_t ue) {
     auto local = ev;
     int64_t idx[kMaxEvalDims];
-    A best[kColumnChunk];
+    std::unique_ptr<A[]> best(new A[static_cast<std::size_t>(chunk)]);
     for (int64_t u = ub; u < ue; ++u) {
-      const int64_t o = u / chunks, c0 = (u % chunks) * kColumnChunk;
-      const int64_t width = std::min(kColumnChunk, inner - c0);
+      const int64_t o = u / chunks, c0 = (u % chunks) * chunk;
+      const int64_t width = std::min(chunk, inner - c0);
       int64_t* at = indices + o * inner + c0;
       rp.set_outer(o, idx);
       idx[p.ndim - 1] = c0;

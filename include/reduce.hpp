@@ -175,11 +175,9 @@ A reduce_all(const E& e) {
 
   if (groups == 1) return reduce_group(0);
   std::vector<A> partial(static_cast<std::size_t>(groups));
-  auto run = [&](int64_t gb, int64_t ge) {
+  run_units(groups, n, [&](int64_t gb, int64_t ge) {
     for (int64_t g = gb; g < ge; ++g) partial[static_cast<std::size_t>(g)] = reduce_group(g);
-  };
-  if (n < kParallelGrain) run(0, groups);
-  else ThreadPool::instance().parallel_for(groups, run);
+  });
   PairwiseStack<R, A> stack;
   for (const A& p : partial) stack.push(p);
   return stack.finish();

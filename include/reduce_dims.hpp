@@ -26,10 +26,18 @@ struct AnyReducer {
   template <class V> static V combine(const V& a, const V& b) { return a || b; }
 };
 
-// Kept-inner elements per work unit of an outer reduction, at least (see
-// reduce_into), and for the index reductions, which keep few partials.
-inline constexpr int64_t kMinColumnChunk = 256;
-inline constexpr int64_t kColumnChunk = 256;
+// The width of the kept-inner chunks an outer reduction (column sums) is
+// split into: whole rows when there are enough outer positions for every
+// thread, else a share of a row per thread (a multiple of 64, at least 256
+// elements), so that memory streams row after row. The width never changes
+// a result: every column is combined in the same order.
+inline int64_t column_chunk(const ReducePlan& rp) {
+  const int64_t inner = rp.inner_kept_size();
+  const int64_t threads = rp.outputs * rp.count < kParallelGrain ? 1 : get_num_threads();
+  if (rp.outer_outputs() >= threads) return inner;
+  const int64_t share = (inner + threads - 1) / threads;
+  return std::min(inner, std::max<int64_t>(256, (share + 63) / 64 * 64));
+}
 
 // Pairwise combination of runs of column partials, `width` values each
 // (PairwiseStack for a vector of columns).
@@ -82,14 +90,6 @@ void combine_row(A* acc, const Ev& ev, int64_t width) {
   for (; j < width; ++j) acc[j] = R::combine(acc[j], convert<A>(ev[j]));
 }
 
-// Runs fn(begin, end) over `units` work units, on the pool when the whole
-// job (`work` elements) is large enough to pay for it.
-template <class F>
-void run_units(int64_t units, int64_t work, const F& fn) {
-  if (work < kParallelGrain || units < 2) fn(0, units);
-  else ThreadPool::instance().parallel_for(units, fn);
-}
-
 // Reduces e over the plan's reduced dims into out[0, rp.outputs), in the
 // order of the kept dims (the result's contiguous layout).
 template <class R, class A, Expression E>
@@ -125,19 +125,13 @@ void reduce_into(A* out, const E& e, const ReducePlan& rp) {
 
   // Outer reduction: a unit is a chunk of the kept inner dim of one kept-outer
   // position; rows of it are combined in runs of kCascade, runs pairwise.
-  // Chunks are as wide as the work allows (whole rows when there are enough
-  // outer positions for every thread), so memory streams row after row. The
-  // width never changes a result: every column is summed in the same order.
   const int64_t inner = rp.inner_kept_size();
-  const int64_t threads = work < kParallelGrain ? 1 : get_num_threads();
-  int64_t chunk = inner;
-  if (rp.outer_outputs() < threads)
-    chunk = std::max<int64_t>(kMinColumnChunk, (inner + threads - 1) / threads / 64 * 64 + 64);
+  const int64_t chunk = column_chunk(rp);
   const int64_t chunks = (inner + chunk - 1) / chunk;
   run_units(rp.outer_outputs() * chunks, work, [&](int64_t ub, int64_t ue) {
     auto local = ev;
     int64_t idx[kMaxEvalDims];
-    std::unique_ptr<A[]> run(new A[static_cast<std::size_t>(std::min(chunk, inner))]);
+    std::unique_ptr<A[]> run(new A[static_cast<std::size_t>(chunk)]);
     for (int64_t u = ub; u < ue; ++u) {
       const int64_t o = u / chunks, c0 = (u % chunks) * chunk;
       const int64_t width = std::min(chunk, inner - c0);
@@ -175,6 +169,16 @@ Tensor<Out> reduce_dims(const E& e, const Shape& dims, bool keepdim) {
   return out;
 }
 
+// The number of elements reduced into each output.
+template <class E>
+int64_t reduced_count(const E& e, const Shape& dims) {
+  const uint64_t mask = reduce_mask(dims, e.dim());
+  int64_t n = 1;
+  for (int64_t d = 0; d < e.dim(); ++d)
+    if (mask >> d & 1) n *= e.sizes()[static_cast<std::size_t>(d)];
+  return n;
+}
+
 // PyTorch's error for an extremum over an empty reduced dim: it names the
 // first reduced dim of size 0.
 template <class E>
@@ -203,12 +207,9 @@ auto mean(const E& e, const Shape& dims, bool keepdim = false) {
   using T = typename E::value_type;
   static_assert(is_floating_v<T>, "mean(): could not infer output dtype. Input dtype must be either a floating point "
                                   "or complex dtype. Use mean(cast<float>(x)) for integer tensors.");
-  const uint64_t mask = detail::reduce_mask(dims, e.dim());
-  int64_t count = 1;
-  for (int64_t d = 0; d < e.dim(); ++d)
-    if (mask >> d & 1) count *= e.sizes()[static_cast<std::size_t>(d)];
+  const auto count = static_cast<double>(detail::reduced_count(e, dims));
   auto s = detail::reduce_dims<acc_t<T>, detail::SumReducer, acc_t<T>>(e, dims, keepdim);
-  return Tensor<T>(cast<T>(s / acc_t<T>(static_cast<double>(count))));
+  return Tensor<T>(cast<T>(s / acc_t<T>(count)));
 }
 template <Expression E>
 auto amax(const E& e, const Shape& dims, bool keepdim = false) {

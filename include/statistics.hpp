@@ -12,16 +12,6 @@
 namespace tsr {
 namespace detail {
 
-// The number of elements reduced into each output.
-template <class E>
-int64_t reduced_count(const E& e, const Shape& dims) {
-  const uint64_t mask = reduce_mask(dims, e.dim());
-  int64_t n = 1;
-  for (int64_t d = 0; d < e.dim(); ++d)
-    if (mask >> d & 1) n *= e.sizes()[static_cast<std::size_t>(d)];
-  return n;
-}
-
 // A keepdim result viewed without the reduced dims when keepdim is false.
 template <class T, class E>
 Tensor<T> drop_reduced(Tensor<T> kept, const E& e, const Shape& dims, bool keepdim) {
@@ -39,11 +29,10 @@ auto var(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = f
   using T = typename E::value_type;
   static_assert(is_floating_v<T>, "std and var only support floating point and complex dtypes");
   using A = acc_t<T>;
-  const auto m = mean(cast<A>(e), dims, true);
-  const auto ss = sum(square(cast<A>(e) - m), dims, true);
+  const auto m = mean(cast<A>(e), dims, true);  // kept dims: it broadcasts against e
+  const auto ss = sum(square(cast<A>(e) - m), dims, keepdim);
   const double denom = std::max<double>(0, static_cast<double>(detail::reduced_count(e, dims) - correction));
-  Tensor<T> v = cast<T>(ss / A(denom));
-  return detail::drop_reduced(std::move(v), e, dims, keepdim);
+  return Tensor<T>(cast<T>(ss / A(denom)));
 }
 template <Expression E>
 auto std(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {

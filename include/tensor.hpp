@@ -280,9 +280,11 @@ inline void Tensor<T>::check_storage() const {
   const TensorImpl& t = impl();
   if (t.numel == 0) return;
   const auto bytes = static_cast<std::size_t>(t.offset + t.extent()) * sizeof(T);
+  // Return before the message's arguments are evaluated: check() takes
+  // them eagerly, and this runs for every leaf of every evaluation.
   if (bytes <= t.storage->nbytes()) [[likely]]
     return;
-  detail::check(false, "setStorage: sizes ", sizes(), ", strides ", strides(),
+  detail::fail<Error>( "setStorage: sizes ", sizes(), ", strides ", strides(),
                 ", storage offset ", storage_offset(), ", and itemsize ", sizeof(T), " requiring a storage size of ",
                 bytes, " are out of bounds for storage of size ", storage()->nbytes());
 }

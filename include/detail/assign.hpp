@@ -21,6 +21,14 @@ inline constexpr int64_t kTile = 4096;
 // Below this many elements an evaluation stays on the calling thread.
 inline constexpr int64_t kParallelGrain = 32768;
 
+// Runs fn(begin, end) over `units` work units: on the pool when the whole job
+// (`work` elements) is large enough to pay for it, else on this thread.
+template <class F>
+void run_units(int64_t units, int64_t work, const F& fn) {
+  if (work < kParallelGrain || units < 2) fn(0, units);
+  else ThreadPool::instance().parallel_for(units, fn);
+}
+
 // The SIMD loop of a row: Contig says every leaf has stride 1 (no
 // per-load branch between loading and broadcasting).
 template <bool Contig, class T, class Ev>
@@ -85,12 +93,13 @@ inline int64_t tile_count(const Plan& p) {
 template <class T, class E>
 bool needs_temporary(const Tensor<T>& dst, const E& src) {
   bool need = false;
-  const auto dst_begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(dst.storage()->data()) +
-                                                     dst.storage_offset() * int64_t(sizeof(T)));
-  const auto dst_end = dst_begin + static_cast<uintptr_t>(dst.extent()) * sizeof(T);
   src.for_each_leaf([&](const auto& leaf) {
     using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
     if (need || leaf.storage() != dst.storage() || leaf.numel() == 0) return;
+    // Only a leaf of dst's own storage pays for the range comparison.
+    const auto dst_begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(dst.storage()->data()) +
+                                                       dst.storage_offset() * int64_t(sizeof(T)));
+    const auto dst_end = dst_begin + static_cast<uintptr_t>(dst.extent()) * sizeof(T);
     const auto begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(leaf.storage()->data()) +
                                                    leaf.storage_offset() * int64_t(sizeof(L)));
     const auto end = begin + static_cast<uintptr_t>(leaf.extent()) * sizeof(L);
@@ -125,8 +134,17 @@ bool all_linear(const Tensor<T>& dst, const E& src) {
 // The plan for writing src (broadcast) into an output of shape `out` laid out
 // like dst (or for reading src alone when dst is null).
 template <class T, class E>
+Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src);
+
+template <class T, class E>
 Plan make_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
   if (dst.defined() && all_linear(dst, src)) return Plan::linear(static_cast<int>(out.size()), numel_of(out));
+  return strided_plan(out, dst, src);
+}
+
+// The plan from every operand's strides, merging dims where all allow it.
+template <class T, class E>
+Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
   // Every operand's strides, broadcast to the output's rank: dst first.
   const std::size_t rank = out.size();
   SmallVector<int64_t, 64> strides;
@@ -142,48 +160,25 @@ Plan make_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
   return Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
 }
 
-// The tiny-op path: dst contiguous, small enough to stay on this thread, and
-// every tensor leaf either contiguous of dst's shape or a single element,
-// sharing no memory with dst except under the identical mapping. Then the
-// evaluation is one SIMD row with no plan, no tiling and no alias analysis;
-// it is what keeps `out.copy_(a + b)` on 1000 floats within a few dozen
-// nanoseconds of a hand-written loop. Returns false (having done nothing)
-// when any condition fails.
-template <class T, class E>
-bool assign_linear(const Tensor<T>& dst, const E& src) {
-  const int64_t n = dst.numel();
-  if (n >= kParallelGrain || !dst.is_contiguous() || !(src.sizes() == dst.sizes())) return false;
-  const void* const dst_storage = dst.storage().get();
-  bool ok = true;
-  src.for_each_leaf([&](const auto& leaf) {
-    if (!ok) return;
-    if (leaf.numel() == 1) ok = leaf.storage().get() != dst_storage;  // may be an element of dst
-    else ok = leaf.is_contiguous() && leaf.sizes() == dst.sizes() &&
-              (leaf.storage().get() != dst_storage || leaf.storage_offset() == dst.storage_offset());
-  });
-  if (!ok) return false;
-  if (n > 0) {
-    const Plan plan = Plan::linear(static_cast<int>(dst.dim()), n);
-    write_row(dst.data_ptr(), 1, src.evaluator(plan), n);
-  }
-  dst.storage()->bump_version();
-  return true;
-}
-
 // dst[...] = src, broadcasting src to dst's shape (which never changes).
+//
+// The common case costs a few dozen nanoseconds over the arithmetic: when
+// dst and every leaf are contiguous of dst's shape (all_linear), there is no
+// plan to build and no stride check, the alias check only looks further at
+// leaves of dst's own storage, and a small job is one row on this thread.
 template <class T, class E>
 void assign(const Tensor<T>& dst, const E& src) {
-  if (assign_linear(dst, src)) return;
   const Shape& out = dst.sizes();
   if (!(src.sizes() == out)) {
     const Shape b = broadcast_shapes(out, src.sizes());
     check(b == out, "output with shape ", out, " doesn't match the broadcast shape ", b);
   }
-  const std::size_t rank = out.size();
-  for (std::size_t d = 0; d < rank; ++d)
-    check(dst.strides()[d] != 0 || out[d] <= 1,
-          "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-          "location. Please clone() the tensor before performing the operation.");
+  const bool linear = all_linear(dst, src);
+  if (!linear)
+    for (std::size_t d = 0; d < out.size(); ++d)
+      check(dst.strides()[d] != 0 || out[d] <= 1,
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation.");
   const int64_t n = dst.numel();
   if (n == 0) return;
   if (needs_temporary(dst, src)) {
@@ -193,14 +188,18 @@ void assign(const Tensor<T>& dst, const E& src) {
     return;
   }
 
-  const Plan plan = make_plan(out, dst, src);
-
+  const Plan plan = linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src);
+  if (linear && n <= kTile) {  // one tile: no tiling loop, and an evaluator the loop keeps in registers
+    write_row(dst.data_ptr(), 1, src.evaluator(plan), n);
+    dst.storage()->bump_version();
+    return;
+  }
   const auto ev = src.evaluator(plan);
   static_assert(std::is_trivially_copyable_v<std::remove_const_t<decltype(ev)>>, "evaluators must be trivially copyable");
   const TensorEval<T> out_ev = dst.evaluator(plan);
   T* const out_base = const_cast<T*>(out_ev.base);
 
-  auto run = [&](int64_t ub, int64_t ue) {
+  run_units(tile_count(plan), n, [&](int64_t ub, int64_t ue) {
     auto local = ev;
     for_each_tile(plan, ub, ue, [&](const int64_t* idx, int64_t len) {
       local.set_row(idx, plan.ndim);
@@ -208,10 +207,7 @@ void assign(const Tensor<T>& dst, const E& src) {
       for (int k = 0; k < plan.ndim; ++k) off += idx[k] * out_ev.st[k];
       write_row(out_base + off, out_ev.inner, local, len);
     });
-  };
-  const int64_t units = tile_count(plan);
-  if (n < kParallelGrain || units < 2) run(0, units);
-  else ThreadPool::instance().parallel_for(units, run);
+  });
   dst.storage()->bump_version();
 }
 
