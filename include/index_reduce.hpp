@@ -51,29 +51,16 @@ void index_reduce_into(T* values, int64_t* indices, const E& e, int64_t dim) {
     return;
   }
   // The reduced dim is outer: walk its rows, comparing a chunk of columns.
-  const int64_t inner = rp.inner_kept_size();
-  const int64_t chunk = column_chunk(rp);
-  const int64_t chunks = (inner + chunk - 1) / chunk;
-  run_units(rp.outer_outputs() * chunks, rp.outputs * len, [&](int64_t ub, int64_t ue) {
-    auto local = ev;
-    int64_t idx[kMaxEvalDims];
-    std::unique_ptr<A[]> best(new A[static_cast<std::size_t>(chunk)]);
-    for (int64_t u = ub; u < ue; ++u) {
-      const int64_t o = u / chunks, c0 = (u % chunks) * chunk;
-      const int64_t width = std::min(chunk, inner - c0);
-      int64_t* at = indices + o * inner + c0;
-      rp.set_outer(o, idx);
-      idx[p.ndim - 1] = c0;
-      for (int64_t r = 0; r < len; ++r) {
-        rp.set_reduced(r, rp.reduced, idx);
-        local.set_row(idx, p.ndim);
-        for (int64_t j = 0; j < width; ++j) {
-          const A v = convert<A>(local[j]);
-          if (r == 0 || better<Max>(v, best[j])) best[j] = v, at[j] = r;
-        }
+  for_each_column_unit(rp, ev, [&](auto& local, int64_t* idx, int64_t at, int64_t width) {
+    std::unique_ptr<A[]> best(new A[static_cast<std::size_t>(width)]);
+    for (int64_t r = 0; r < len; ++r) {
+      rp.set_row(r, idx, local);
+      for (int64_t j = 0; j < width; ++j) {
+        const A v = convert<A>(local[j]);
+        if (r == 0 || better<Max>(v, best[j])) best[j] = v, indices[at + j] = r;
       }
-      for (int64_t j = 0; j < width; ++j) values[o * inner + c0 + j] = convert<T>(best[j]);
     }
+    for (int64_t j = 0; j < width; ++j) values[at + j] = convert<T>(best[j]);
   });
 }
 

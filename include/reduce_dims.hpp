@@ -90,6 +90,28 @@ void combine_row(A* acc, const Ev& ev, int64_t width) {
   for (; j < width; ++j) acc[j] = R::combine(acc[j], convert<A>(ev[j]));
 }
 
+// Calls body(local, idx, at, width) for every work unit of an outer
+// reduction: the chunk [c0, c0 + width) of the kept inner dim at one
+// kept-outer position, whose outputs start at out + at. idx holds the unit's
+// kept dims (rp.set_row fills in a reduced row); local is this thread's copy
+// of the evaluator.
+template <class Ev, class F>
+void for_each_column_unit(const ReducePlan& rp, const Ev& ev, const F& body) {
+  const int64_t inner = rp.inner_kept_size();
+  const int64_t chunk = column_chunk(rp);
+  const int64_t chunks = (inner + chunk - 1) / chunk;
+  run_units(rp.outer_outputs() * chunks, rp.outputs * rp.count, [&](int64_t ub, int64_t ue) {
+    auto local = ev;
+    int64_t idx[kMaxEvalDims];
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t o = u / chunks, c0 = (u % chunks) * chunk;
+      rp.set_outer(o, idx);
+      idx[rp.plan.ndim - 1] = c0;
+      body(local, idx, o * inner + c0, std::min(chunk, inner - c0));
+    }
+  });
+}
+
 // Reduces e over the plan's reduced dims into out[0, rp.outputs), in the
 // order of the kept dims (the result's contiguous layout).
 template <class R, class A, Expression E>
@@ -98,12 +120,11 @@ void reduce_into(A* out, const E& e, const ReducePlan& rp) {
   if (rp.count == 0) return std::fill(out, out + rp.outputs, R::template identity<A>());
   const Plan& p = rp.plan;
   const auto ev = e.evaluator(p);
-  const int64_t work = rp.outputs * rp.count;
 
   if (!rp.kept_inner) {  // inner reduction: each output reduces rows of the inner reduced dim
     const int64_t len = rp.reduced_inner_size();
     const int64_t rows = rp.count / len;
-    run_units(rp.outputs, work, [&](int64_t ob, int64_t oe) {
+    run_units(rp.outputs, rp.outputs * rp.count, [&](int64_t ob, int64_t oe) {
       auto local = ev;
       int64_t idx[kMaxEvalDims];
       for (int64_t o = ob; o < oe; ++o) {
@@ -123,32 +144,20 @@ void reduce_into(A* out, const E& e, const ReducePlan& rp) {
     return;
   }
 
-  // Outer reduction: a unit is a chunk of the kept inner dim of one kept-outer
-  // position; rows of it are combined in runs of kCascade, runs pairwise.
-  const int64_t inner = rp.inner_kept_size();
-  const int64_t chunk = column_chunk(rp);
-  const int64_t chunks = (inner + chunk - 1) / chunk;
-  run_units(rp.outer_outputs() * chunks, work, [&](int64_t ub, int64_t ue) {
-    auto local = ev;
-    int64_t idx[kMaxEvalDims];
-    std::unique_ptr<A[]> run(new A[static_cast<std::size_t>(chunk)]);
-    for (int64_t u = ub; u < ue; ++u) {
-      const int64_t o = u / chunks, c0 = (u % chunks) * chunk;
-      const int64_t width = std::min(chunk, inner - c0);
-      rp.set_outer(o, idx);
-      idx[p.ndim - 1] = c0;
-      PairwiseColumns<R, A> columns(width, (rp.count + kCascade - 1) / kCascade);
-      for (int64_t r = 0; r < rp.count; r += kCascade) {
-        std::fill(run.get(), run.get() + width, R::template identity<A>());
-        for (int64_t k = r, ke = std::min(rp.count, r + kCascade); k < ke; ++k) {
-          rp.set_reduced(k, rp.reduced, idx);
-          local.set_row(idx, p.ndim);
-          combine_row<R>(run.get(), local, width);
-        }
-        columns.push(run.get());
+  // Outer reduction: rows of each unit are combined in runs of kCascade,
+  // the runs pairwise.
+  for_each_column_unit(rp, ev, [&](auto& local, int64_t* idx, int64_t at, int64_t width) {
+    std::unique_ptr<A[]> run(new A[static_cast<std::size_t>(width)]);
+    PairwiseColumns<R, A> columns(width, (rp.count + kCascade - 1) / kCascade);
+    for (int64_t r = 0; r < rp.count; r += kCascade) {
+      std::fill(run.get(), run.get() + width, R::template identity<A>());
+      for (int64_t k = r, ke = std::min(rp.count, r + kCascade); k < ke; ++k) {
+        rp.set_row(k, idx, local);
+        combine_row<R>(run.get(), local, width);
       }
-      columns.finish(out + o * inner + c0);
+      columns.push(run.get());
     }
+    columns.finish(out + at);
   });
 }
 

@@ -70,6 +70,13 @@ struct ReducePlan {
       r /= plan.sizes[k];
     }
   }
+  // Points an evaluator at reduced row r (flat over all reduced dims) of
+  // the position idx holds.
+  template <class Ev>
+  void set_row(int64_t r, int64_t* idx, Ev& ev) const {
+    set_reduced(r, reduced, idx);
+    ev.set_row(idx, plan.ndim);
+  }
 };
 
 // Builds the plan for reducing `e` over the dims in `mask`.
