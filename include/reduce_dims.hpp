@@ -188,14 +188,19 @@ int64_t reduced_count(const E& e, const Shape& dims) {
   return n;
 }
 
-// PyTorch's error for an extremum over an empty reduced dim: it names the
-// first reduced dim of size 0.
+// The first reduced dim of size 0, or -1: reductions without an identity
+// (amax, amin, the inf-norms) fail there, naming it as PyTorch does.
 template <class E>
-void check_nonempty_dims(const E& e, const Shape& dims, const char* name) {
+int64_t first_empty_reduced_dim(const E& e, const Shape& dims) {
   const uint64_t mask = reduce_mask(dims, e.dim());
   for (int64_t d = 0; d < e.dim(); ++d)
-    check(!(mask >> d & 1) || e.sizes()[static_cast<std::size_t>(d)] != 0, name, "(): Expected reduction dim ", d,
-          " to have non-zero size.");
+    if ((mask >> d & 1) && e.sizes()[static_cast<std::size_t>(d)] == 0) return d;
+  return -1;
+}
+template <class E>
+void check_nonempty_dims(const E& e, const Shape& dims, const char* name) {
+  const int64_t d = first_empty_reduced_dim(e, dims);
+  check(d < 0, name, "(): Expected reduction dim ", d, " to have non-zero size.");
 }
 
 }  // namespace detail

@@ -51,10 +51,13 @@ auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
   const auto x = cast<A>(e);
   constexpr double inf = std::numeric_limits<double>::infinity();
   Tensor<A> r;
-  if (p == inf) {
-    r = e.numel() == 0 ? Tensor<A>(sum(abs(x), dims, true)) : amax(abs(x), dims, true);
-  } else if (p == -inf) {
-    r = amin(abs(x), dims, true);
+  if (p == inf || p == -inf) {
+    const int64_t empty = detail::first_empty_reduced_dim(e, dims);
+    // PyTorch's text, missing space included.
+    detail::check(empty < 0, "linalg.vector_norm cannot compute the ", p > 0 ? "inf" : "-inf",
+                  " norm on the dimension ", empty,
+                  "because this dimension is empty and the operation does not have an identity");
+    r = p > 0 ? amax(abs(x), dims, true) : amin(abs(x), dims, true);
   } else if (p == 0) {
     r = sum(cast<A>(x != A(0)), dims, true);
   } else if (p == 1) {

@@ -155,6 +155,16 @@ TEST_CASE("empty inputs and bad dims give PyTorch's results and errors") {
   CHECK_THROWS_WITH_AS(amin(e, {0, 1}), "amin(): Expected reduction dim 0 to have non-zero size.", Error);
   CHECK_THROWS_WITH_AS(max(e, 0), "max(): Expected reduction dim 0 to have non-zero size.", Error);
   CHECK_THROWS_WITH_AS(argmax(e, 0), "argmax(): Expected reduction dim 0 to have non-zero size.", Error);
+  CHECK(norm(e, 2, {0}).to_vector() == std::vector<float>{0.f, 0.f, 0.f});
+  CHECK(norm(e, INFINITY, {1}).sizes() == Shape{0});
+  CHECK_THROWS_WITH_AS(norm(e, INFINITY, {0}),
+                       "linalg.vector_norm cannot compute the inf norm on the dimension 0because this dimension is "
+                       "empty and the operation does not have an identity",
+                       Error);
+  CHECK_THROWS_WITH_AS(norm(e, -INFINITY, {0}),
+                       "linalg.vector_norm cannot compute the -inf norm on the dimension 0because this dimension is "
+                       "empty and the operation does not have an identity",
+                       Error);
   auto x = zeros({2, 3});
   CHECK_THROWS_WITH_AS(sum(x, {1, 1}), "dim 1 appears multiple times in the list of dims", Error);
   CHECK_THROWS_WITH_AS(sum(x, {3}), "Dimension out of range (expected to be in range of [-2, 1], but got 3)",
