@@ -6,10 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 #include <vector>
 
 #ifdef TSR_BENCH_TORCH
 #include <torch/torch.h>
+#endif
+#ifdef TSR_BENCH_OPENBLAS
+#include <cblas.h>
 #endif
 
 namespace bench {
@@ -19,6 +23,9 @@ inline void set_threads(int n) {
   tsr::set_num_threads(n);
 #ifdef TSR_BENCH_TORCH
   at::set_num_threads(n);
+#endif
+#ifdef TSR_BENCH_OPENBLAS
+  openblas_set_num_threads(n);
 #endif
 }
 
@@ -30,8 +37,14 @@ void plain_parallel(int64_t n, F body) {
 }
 
 // Median wall time in seconds of `reps` runs of f (after one warm-up run).
+// It first lets the machine settle: OpenMP and OpenBLAS workers keep spinning
+// for a while after their last job, and on 2 cores a spinning peer thread
+// halves the speed of whatever is measured next (seen here: tessera's
+// 2-thread sum(a * b) right after at::set_num_threads took 4-7 ms instead of
+// 3.3 ms).
 template <class F>
 double median_seconds(int reps, F&& f) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   f();
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {

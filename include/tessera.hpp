@@ -22,5 +22,6 @@
 #include "statistics.hpp"
 #include "index_reduce.hpp"
 #include "scan.hpp"
+#include "linalg.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"

@@ -97,4 +97,21 @@ void with_threads(int n, F&& f) {
   tsr::set_num_threads(before);
 }
 
+// Same shape and every element within atol + rtol * |want| (NaN matches NaN).
+template <class G, class W>
+void check_close(const G& got_expr, const W& want_expr, double rtol, double atol, const std::string& what) {
+  const tsr::Tensor<double> got = tsr::cast<double>(got_expr);
+  const tsr::Tensor<double> want = tsr::cast<double>(want_expr);
+  INFO(what);
+  REQUIRE(got.sizes() == want.sizes());
+  const auto g = got.to_vector(), w = want.to_vector();
+  int bad = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const bool ok = (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
+                    std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]);
+    if (!ok && bad++ == 0) FAIL_CHECK("element " << i << ": got " << g[i] << ", PyTorch " << w[i]);
+  }
+  CHECK(bad == 0);
+}
+
 }  // namespace test

@@ -8,24 +8,10 @@
 #include "common.hpp"
 
 using namespace tsr;
+using test::check_close;
 
 namespace {
 
-// Same shape and every element within atol + rtol * |want| (NaN matches NaN).
-template <class G>
-void check_close(const G& got_expr, const Tensor<double>& want, double rtol, double atol, const std::string& what) {
-  const Tensor<double> got = cast<double>(got_expr);
-  INFO(what);
-  REQUIRE(got.sizes() == want.sizes());
-  const auto g = got.to_vector(), w = want.to_vector();
-  int bad = 0;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const bool ok = (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
-                    std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]);
-    if (!ok && bad++ == 0) FAIL_CHECK("element " << i << ": got " << g[i] << ", PyTorch " << w[i]);
-  }
-  CHECK(bad == 0);
-}
 
 std::map<std::string, Tensor<float>> layouts() {
   const auto x = test::golden<float>("rd_x");

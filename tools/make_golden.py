@@ -336,6 +336,71 @@ def reductions_dims():
     save("rd_big_lse", torch.logsumexp(big, 1))
 
 
+def linalg():
+    g = torch.Generator().manual_seed(7)
+
+    def r(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g, dtype=dtype)
+
+    # matmul on every rank combination, with edge tiles and K above one block.
+    cases = {
+        "mm": (r(37, 53), r(53, 29)),
+        "mm_deep": (r(70, 300), r(300, 45)),
+        "vv": (r(17), r(17)),
+        "mv": (r(23, 19), r(19)),
+        "vm": (r(19), r(19, 23)),
+        "bmm": (r(3, 7, 5), r(3, 5, 9)),
+        "bcast": (r(2, 1, 4, 6), r(3, 6, 5)),
+        "b3_2": (r(2, 4, 6), r(6, 5)),
+        "b3_1": (r(2, 4, 6), r(6)),
+        "b1_3": (r(4), r(2, 4, 6)),
+        "b2_3": (r(4, 6), r(2, 6, 3)),
+        "empty_k": (r(3, 0), r(0, 4)),
+        "empty_m": (r(0, 3), r(3, 4)),
+        "empty_batch": (r(0, 2, 3), r(3, 4)),
+        "f64": (r(33, 41, dtype=torch.float64), r(41, 18, dtype=torch.float64)),
+    }
+    special = r(6, 5)
+    special[0, 1], special[2, 3], special[4, 0] = float("nan"), float("inf"), float("-inf")
+    cases["special"] = (special, r(5, 7))
+    for name, (a, b) in cases.items():
+        save(f"la_{name}_a", a)
+        save(f"la_{name}_b", b)
+        save(f"la_{name}_out", torch.matmul(a, b))
+    ints = torch.randint(-9, 10, (5, 6), generator=g), torch.randint(-9, 10, (6, 4), generator=g)
+    save("la_int_a", ints[0])
+    save("la_int_b", ints[1])
+    save("la_int_out", torch.mm(*ints))
+    # Non-contiguous operands: transposed, sliced with a step, expanded.
+    a, b, c = r(40, 30), r(50, 40), r(30, 60)
+    save("la_nc_a", a)
+    save("la_nc_b", b)
+    save("la_nc_c", c)
+    save("la_nc_tt", a.t() @ b.t())
+    save("la_nc_step", a[::2, :] @ c[:, ::3])
+    save("la_nc_expand", a[:1].expand(20, 30) @ c)
+    save("la_nc_mv_expand", a @ c[0, :1].expand(30))
+    save("la_nc_bmm_t", torch.bmm(c.reshape(3, 20, 30).transpose(1, 2), a.reshape(3, 20, 20)[:, :, ::2]))
+    # addmm with broadcast c, beta/alpha, and beta = 0 ignoring NaN in c.
+    m1, m2, bias = r(8, 11), r(11, 6), r(6)
+    save("la_addmm_m1", m1)
+    save("la_addmm_m2", m2)
+    save("la_addmm_bias", bias)
+    save("la_addmm", torch.addmm(bias, m1, m2, beta=0.5, alpha=2.0))
+    save("la_addmm_beta0", torch.addmm(torch.full((8, 6), float("nan")), m1, m2, beta=0.0, alpha=1.5))
+    x, w, bb = r(2, 5, 3), r(4, 3), r(4)
+    save("la_lin_x", x)
+    save("la_lin_w", w)
+    save("la_lin_b", bb)
+    save("la_lin", torch.nn.functional.linear(x, w, bb))
+    save("la_lin_nobias", torch.nn.functional.linear(x, w))
+    u, v = r(7), r(5, dtype=torch.float64)
+    save("la_outer_u", u)
+    save("la_outer_v", v)
+    save("la_outer", torch.outer(u, v))
+    save("la_dot_int", torch.dot(ints[0][0], ints[0][1]))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     elementwise()
@@ -344,4 +409,5 @@ if __name__ == "__main__":
     random_and_ranges()
     reductions()
     reductions_dims()
+    linalg()
     print("golden files written to", os.path.normpath(OUT))

@@ -1,8 +1,9 @@
-// bench/reduce: tessera's fused, deterministic reductions against plain
-// loops (32 independent accumulators, which the compiler vectorizes: the
-// bandwidth-bound best case), Eigen and libtorch when installed. One
-// process, 1 and 2 threads, medians.
-//   ./scripts/bench.sh reduce
+// bench/reduce_linalg: tessera's fused, deterministic reductions against
+// plain loops (32 independent accumulators, which the compiler vectorizes:
+// the bandwidth-bound best case), Eigen and libtorch when installed; and its
+// own packed GEMM against OpenBLAS, Eigen and libtorch. One process, 1 and 2
+// threads, medians.
+//   ./scripts/bench.sh reduce_linalg
 #include <tessera.hpp>
 
 #include <cmath>
@@ -15,6 +16,9 @@
 #endif
 #ifdef TSR_BENCH_TORCH
 #include <torch/torch.h>
+#endif
+#ifdef TSR_BENCH_OPENBLAS
+#include <cblas.h>
 #endif
 
 using namespace tsr;
@@ -37,6 +41,55 @@ float plain_sum(int64_t lo, int64_t hi, F f) {
 
 void row(const char* what, double ms, double bytes) {
   std::printf("  %-46s %8.2f ms  %6.1f GB/s\n", what, ms, bytes / ms / 1e6);
+}
+
+void gflops_row(const char* what, double ms, double flops) {
+  std::printf("  %-46s %8.3f ms  %6.1f GFLOP/s\n", what, ms, flops / ms / 1e6);
+}
+
+// C = A B for n x n matrices: tessera's own GEMM against the peers.
+template <class T>
+void gemm_section(int64_t n) {
+  auto a = rand<T>({n, n}), b = rand<T>({n, n});
+  auto c = empty<T>({n, n});
+  const int reps = n <= 256 ? 101 : n <= 1024 ? 11 : 5;
+  const double flops = 2.0 * n * n * n;
+  const char* type = std::is_same_v<T, float> ? "SGEMM" : "DGEMM";
+  std::printf(" %s n = %lld:\n", type, (long long)n);
+  const double t_ours = 1e3 * bench::median_seconds(reps, [&] { bench::keep(mm(a, b)); });
+  gflops_row("tessera mm(a, b) (own kernel)", t_ours, flops);
+  double best = 0;
+#ifdef TSR_BENCH_OPENBLAS
+  const double t_blas = 1e3 * bench::median_seconds(reps, [&] {
+    const int N = static_cast<int>(n);
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.f, a.data_ptr(), N, b.data_ptr(), N, 0.f,
+                  c.data_ptr(), N);
+    else
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1., a.data_ptr(), N, b.data_ptr(), N, 0.,
+                  c.data_ptr(), N);
+    bench::keep(c);
+  });
+  gflops_row("OpenBLAS cblas gemm", t_blas, flops);
+  best = t_blas;
+#endif
+#ifdef TSR_BENCH_EIGEN
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const Mat> ea(a.data_ptr(), n, n), eb(b.data_ptr(), n, n);
+  Eigen::Map<Mat> ec(c.data_ptr(), n, n);
+  const double t_eig = 1e3 * bench::median_seconds(reps, [&] {
+    ec.noalias() = ea * eb;
+    bench::keep(c);
+  });
+  gflops_row("Eigen noalias() = a * b", t_eig, flops);
+#endif
+#ifdef TSR_BENCH_TORCH
+  const auto dtype = std::is_same_v<T, float> ? torch::kFloat : torch::kDouble;
+  auto ta = torch::from_blob(a.data_ptr(), {n, n}, dtype), tb = torch::from_blob(b.data_ptr(), {n, n}, dtype);
+  const double t_torch = 1e3 * bench::median_seconds(reps, [&] { bench::keep(torch::mm(ta, tb)); });
+  gflops_row("libtorch mm", t_torch, flops);
+#endif
+  if (best > 0) std::printf("  -> tessera / OpenBLAS speed = %.2f (target >= 0.8 at n >= 1024)\n", best / t_ours);
 }
 }  // namespace
 
@@ -114,6 +167,8 @@ int main() {
     row("libtorch softmax(m, 1)", t_tsoft, 2 * bytes);
     std::printf("  -> tessera / libtorch speed = %.2f\n", t_tsoft / t_soft);
 #endif
+    for (int64_t n : {256, 1024, 2048}) gemm_section<float>(n);
+    gemm_section<double>(1024);
   }
   return 0;
 }

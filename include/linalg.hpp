@@ -1,0 +1,354 @@
+// Matrix products: mm, bmm, mv, dot, outer, matmul (PyTorch's rules for 1-D,
+// 2-D and batched operands with batch broadcasting), linear, addmm/addmm_.
+//
+// Float and double run on our packed GEMM (detail/gemm.hpp), or on CBLAS when
+// the library is built with -Dblas=openblas; integer types use a plain loop.
+// As in PyTorch, operands must have the same dtype (checked at compile time:
+// matmul does not promote) and bool and half matmul do not exist.
+#pragma once
+#include <type_traits>
+
+#include "detail/gemm.hpp"
+#include "reduce.hpp"
+#include "views.hpp"
+
+#if defined(TSR_USE_CBLAS)
+#include <cblas.h>
+#endif
+
+namespace tsr {
+namespace detail {
+
+template <class A, class B>
+using matmul_value_t = typename std::remove_cvref_t<A>::value_type;
+
+template <class A, class B>
+constexpr void check_matmul_types() {
+  using TA = typename std::remove_cvref_t<A>::value_type;
+  using TB = typename std::remove_cvref_t<B>::value_type;
+  static_assert(std::is_same_v<TA, TB>,
+                "matrix products need operands of the same dtype (PyTorch: expected scalar type Float but found "
+                "Double); cast one with tsr::cast<T>");
+  static_assert(!std::is_same_v<TA, bool> && !std::is_same_v<TA, half>,
+                "matrix products are not implemented for bool and half (as in PyTorch on the CPU)");
+}
+
+template <class T>
+MatView<T> mat_view(const Tensor<T>& t) {
+  return {t.data_ptr(), t.stride(0), t.stride(1)};
+}
+template <class T>
+MatSpan<T> mat_span(const Tensor<T>& t) {
+  return {t.data_ptr(), t.stride(0), t.stride(1)};
+}
+
+#if defined(TSR_USE_CBLAS)
+// CBLAS's view of a rows x cols operand: transposed or not, and its leading
+// dimension; none when neither stride is 1 (broadcast or doubly strided).
+struct BlasOperand {
+  bool ok;
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+template <class T>
+BlasOperand blas_operand(MatView<T> v, int64_t rows, int64_t cols) {
+  if (v.cs == 1 && (rows == 1 || v.rs >= std::max<int64_t>(1, cols)))
+    return {true, CblasNoTrans, rows == 1 ? std::max<int64_t>(1, cols) : v.rs};
+  if (v.rs == 1 && (cols == 1 || v.cs >= std::max<int64_t>(1, rows)))
+    return {true, CblasTrans, cols == 1 ? std::max<int64_t>(1, rows) : v.cs};
+  return {false, CblasNoTrans, 0};
+}
+
+template <class T>
+bool blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c) {
+  const BlasOperand oa = blas_operand(a, m, k), ob = blas_operand(b, k, n);
+  const bool c_rows = c.cs == 1 && (m == 1 || c.rs >= n);
+  if (!oa.ok || !ob.ok || !c_rows || k == 0) return false;
+  const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  const int ldc = static_cast<int>(m == 1 ? std::max<int64_t>(1, n) : c.rs);
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, M, N, K, alpha, a.p, static_cast<int>(oa.ld), b.p,
+                static_cast<int>(ob.ld), beta, c.p, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, M, N, K, alpha, a.p, static_cast<int>(oa.ld), b.p,
+                static_cast<int>(ob.ld), beta, c.p, ldc);
+  return true;
+}
+#endif
+
+// C = alpha * A B + beta * C for any element type with a product.
+template <class T>
+void matmul_into(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c,
+                 bool parallel = true) {
+  if constexpr (std::is_floating_point_v<T>) {
+#if defined(TSR_USE_CBLAS)
+    if (blas_gemm(m, n, k, alpha, a, b, beta, c)) return;
+#endif
+    gemm(m, n, k, alpha, a, b, beta, c, parallel);
+  } else {
+    using A = std::conditional_t<std::is_same_v<T, bfloat16>, float, T>;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        A s = A(0);
+        for (int64_t p = 0; p < k; ++p) s += static_cast<A>(a(i, p)) * static_cast<A>(b(p, j));
+        T& out = c(i, j);
+        out = beta == T(0) ? static_cast<T>(static_cast<A>(alpha) * s)
+                           : static_cast<T>(static_cast<A>(beta) * static_cast<A>(out) + static_cast<A>(alpha) * s);
+      }
+  }
+}
+
+template <class T>
+Tensor<T> mm_impl(const Tensor<T>& a, const Tensor<T>& b) {
+  check(a.dim() == 2, "self must be a matrix");
+  check(b.dim() == 2, "mat2 must be a matrix");
+  check(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1), " and ",
+        b.size(0), "x", b.size(1), ")");
+  auto out = Tensor<T>::allocate({a.size(0), b.size(1)});
+  matmul_into(a.size(0), b.size(1), a.size(1), T(1), mat_view(a), mat_view(b), T(0), mat_span(out));
+  return out;
+}
+
+template <class T>
+Tensor<T> mv_impl(const Tensor<T>& a, const Tensor<T>& v) {
+  check(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
+  check(a.size(1) == v.size(0), "size mismatch, got ", a.size(0), ", ", a.size(0), "x", a.size(1), ",", v.size(0));
+  auto out = Tensor<T>::allocate({a.size(0)});
+  matmul_into(a.size(0), 1, a.size(1), T(1), mat_view(a), MatView<T>{v.data_ptr(), v.stride(0), 0}, T(0),
+              MatSpan<T>{out.data_ptr(), 1, 1});
+  return out;
+}
+
+template <class T>
+Tensor<T> dot_impl(const Tensor<T>& a, const Tensor<T>& b) {
+  check(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
+  check(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [", b.numel(),
+        "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(), " elements respectively");
+  auto out = Tensor<T>::allocate({});
+  matmul_into(1, 1, a.numel(), T(1), MatView<T>{a.data_ptr(), 0, a.stride(0)}, MatView<T>{b.data_ptr(), b.stride(0), 0},
+              T(0), MatSpan<T>{out.data_ptr(), 1, 1});
+  return out;
+}
+
+// a (..., n, k) x b (..., k, p) with broadcast batch dims, both at least 2-D.
+template <class T>
+Tensor<T> batched_matmul(const Tensor<T>& a, const Tensor<T>& b) {
+  const int64_t n = a.size(-2), k = a.size(-1), p = b.size(-1);
+  Shape batch_a(a.sizes().begin(), a.sizes().end() - 2), batch_b(b.sizes().begin(), b.sizes().end() - 2);
+  const Shape batch = broadcast_shapes(batch_a, batch_b);
+  Shape out_shape = batch;
+  out_shape.push_back(n);
+  out_shape.push_back(p);
+  auto out = Tensor<T>::allocate(out_shape);
+  const int64_t count = numel_of(batch);
+  if (out.numel() == 0) return out;
+  Shape sa = batch, sb = batch;
+  sa.push_back(n), sa.push_back(k), sb.push_back(k), sb.push_back(p);
+  const Tensor<T> ea = a.expand(sa), eb = b.expand(sb);
+  const int64_t nb = static_cast<int64_t>(batch.size());
+  // The offsets of batch element i in a and b.
+  auto offsets = [&](int64_t i, int64_t& oa, int64_t& ob) {
+    oa = ob = 0;
+    for (int64_t d = nb - 1; d >= 0; --d) {
+      const int64_t s = batch[static_cast<std::size_t>(d)], at = i % s;
+      i /= s;
+      oa += at * ea.strides()[static_cast<std::size_t>(d)];
+      ob += at * eb.strides()[static_cast<std::size_t>(d)];
+    }
+  };
+  const T* pa = ea.data_ptr();
+  const T* pb = eb.data_ptr();
+  T* po = out.data_ptr();
+  auto one = [&](int64_t i, bool parallel) {
+    int64_t oa, ob;
+    offsets(i, oa, ob);
+    matmul_into(n, p, k, T(1), MatView<T>{pa + oa, ea.stride(-2), ea.stride(-1)},
+                MatView<T>{pb + ob, eb.stride(-2), eb.stride(-1)}, T(0), MatSpan<T>{po + i * n * p, p, 1}, parallel);
+  };
+  // Many small products: one per thread at a time; few large ones: each
+  // product uses every thread. Either way each product's sums are the same.
+  if (count >= 2 * ThreadPool::instance().num_threads() && n * p * k < 128 * 128 * 128) {
+    run_units(count, count * n * p * k, [&](int64_t b0, int64_t b1) {
+      for (int64_t i = b0; i < b1; ++i) one(i, false);
+    });
+  } else {
+    for (int64_t i = 0; i < count; ++i) one(i, true);
+  }
+  return out;
+}
+
+template <class T>
+Tensor<T> bmm_impl(const Tensor<T>& a, const Tensor<T>& b) {
+  check(a.dim() == 3, "batch1 must be a 3D tensor");
+  check(b.dim() == 3, "batch2 must be a 3D tensor");
+  check(b.size(0) == a.size(0) && b.size(1) == a.size(2), "Expected size for first two dimensions of batch2 tensor to be: [",
+        a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
+  return batched_matmul(a, b);
+}
+
+// The rows of a (..., n, k) as one (count * n) x k matrix, when its batch
+// dims fold into the row dim without a copy (PyTorch folds the same way).
+template <class T>
+std::optional<Tensor<T>> fold_rows(const Tensor<T>& a) {
+  const int64_t rows = a.numel() / std::max<int64_t>(1, a.size(-1));
+  if (auto st = view_strides(a.sizes(), a.strides(), Shape{rows, a.size(-1)}))
+    return a.as_strided(Shape{rows, a.size(-1)}, *st, a.storage_offset());
+  return std::nullopt;
+}
+
+template <class T>
+Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
+  const int64_t da = a.dim(), db = b.dim();
+  check(da >= 1 && db >= 1, "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db, "D");
+  if (da == 1 && db == 1) return dot_impl(a, b);
+  if (da == 2 && db == 1) return mv_impl(a, b);
+  if (da == 1 && db == 2) {
+    check(a.size(0) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (1x", a.size(0), " and ", b.size(0), "x",
+          b.size(1), ")");
+    return mm_impl(a.unsqueeze(0), b).squeeze(0);
+  }
+  if (da == 2 && db == 2) return mm_impl(a, b);
+  // Batched. A batched a times a matrix or vector folds a's batch into rows.
+  if (da >= 3 && db <= 2) {
+    if (auto rows = fold_rows(a)) {
+      Shape shape(a.sizes().begin(), a.sizes().end() - 1);
+      if (db == 2) shape.push_back(b.size(1));
+      const Tensor<T> r = db == 2 ? mm_impl(*rows, b) : mv_impl(*rows, b);
+      return r.view(shape);
+    }
+  }
+  const Tensor<T> a2 = da == 1 ? a.unsqueeze(0) : a;
+  const Tensor<T> b2 = db == 1 ? b.unsqueeze(1) : b;
+  if (a2.size(-1) != b2.size(-2)) {
+    if (db <= 2)
+      fail<Error>("mat1 and mat2 shapes cannot be multiplied (", numel_of(Shape(a.sizes().begin(), a.sizes().end() - 1)), "x", a.size(-1), " and ",
+                  b2.size(0), "x", b2.size(1), ")");
+    const Shape batch_a(a2.sizes().begin(), a2.sizes().end() - 2);
+    fail<Error>("Expected size for first two dimensions of batch2 tensor to be: [", numel_of(batch_a), ", ",
+                a2.size(-1), "] but got: [", numel_of(batch_a), ", ", b2.size(-2), "].");
+  }
+  Tensor<T> out = batched_matmul(a2, b2);
+  if (da == 1) out = out.squeeze(-2);
+  if (db == 1) out = out.squeeze(-1);
+  return out;
+}
+
+}  // namespace detail
+
+// ----- public API -----------------------------------------------------------
+
+// Matrix product with PyTorch's rules: 1-D x 1-D is a dot product (0-d
+// result), 2-D x 1-D a matrix-vector product, 1-D x 2-D a vector-matrix
+// product, and anything with more dims a batched product whose batch dims
+// broadcast (a 1-D operand gets a temporary dim that is removed after).
+template <Expression A, Expression B>
+auto matmul(const A& a, const B& b) {
+  detail::check_matmul_types<A, B>();
+  using T = detail::matmul_value_t<A, B>;
+  return detail::matmul_impl<T>(Tensor<T>(a), Tensor<T>(b));
+}
+
+// (n x k) x (k x p).
+template <Expression A, Expression B>
+auto mm(const A& a, const B& b) {
+  detail::check_matmul_types<A, B>();
+  using T = detail::matmul_value_t<A, B>;
+  return detail::mm_impl<T>(Tensor<T>(a), Tensor<T>(b));
+}
+
+// (batch x n x k) x (batch x k x p), no broadcasting (use matmul for that).
+template <Expression A, Expression B>
+auto bmm(const A& a, const B& b) {
+  detail::check_matmul_types<A, B>();
+  using T = detail::matmul_value_t<A, B>;
+  return detail::bmm_impl<T>(Tensor<T>(a), Tensor<T>(b));
+}
+
+// (n x k) x (k).
+template <Expression A, Expression B>
+auto mv(const A& a, const B& v) {
+  detail::check_matmul_types<A, B>();
+  using T = detail::matmul_value_t<A, B>;
+  return detail::mv_impl<T>(Tensor<T>(a), Tensor<T>(v));
+}
+
+// Inner product of two 1-D tensors of the same dtype, as a 0-d tensor.
+template <Expression A, Expression B>
+auto dot(const A& a, const B& b) {
+  detail::check_matmul_types<A, B>();
+  using T = detail::matmul_value_t<A, B>;
+  return detail::dot_impl<T>(Tensor<T>(a), Tensor<T>(b));
+}
+
+// out[i][j] = a[i] * b[j], with the usual type promotion (PyTorch computes
+// outer as a broadcast multiply too).
+template <Expression A, Expression B>
+auto outer(const A& a, const B& b) {
+  detail::check(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D");
+  detail::check(b.dim() == 1, "outer: Expected 1-D argument vec2, but got ", b.dim(), "-D");
+  using T = typename decltype(a * b)::value_type;
+  const auto ta = Tensor<typename A::value_type>(a), tb = Tensor<typename B::value_type>(b);
+  return Tensor<T>(ta.unsqueeze(1) * tb.unsqueeze(0));
+}
+
+// beta * c + alpha * (a x b), with c broadcast to the product's shape. With
+// beta == 0, c is ignored (NaN in it does not propagate), as in PyTorch.
+template <Expression C, Expression A, Expression B, class S = double>
+auto addmm(const C& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
+  detail::check_matmul_types<A, B>();
+  detail::check_matmul_types<C, A>();
+  using T = detail::matmul_value_t<A, B>;
+  const Tensor<T> ta(a), tb(b);
+  detail::check(ta.dim() == 2, "mat1 must be a matrix, got ", ta.dim(), "-D tensor");
+  detail::check(tb.dim() == 2, "mat2 must be a matrix, got ", tb.dim(), "-D tensor");
+  detail::check(ta.size(1) == tb.size(0), "mat1 and mat2 shapes cannot be multiplied (", ta.size(0), "x",
+                ta.size(1), " and ", tb.size(0), "x", tb.size(1), ")");
+  const Tensor<T> tc(c);
+  auto out = Tensor<T>::allocate({ta.size(0), tb.size(1)});
+  if (beta != S(0)) out.copy_(tc.expand(out.sizes()));
+  else (void)tc.expand(out.sizes());  // the shape check still applies
+  detail::matmul_into(ta.size(0), tb.size(1), ta.size(1), static_cast<T>(alpha), detail::mat_view(ta),
+                      detail::mat_view(tb), static_cast<T>(beta), detail::mat_span(out));
+  return out;
+}
+
+// c = beta * c + alpha * (a x b) in place; c must have the product's shape.
+template <class T, Expression A, Expression B, class S = double>
+Tensor<T>& addmm_(Tensor<T>& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
+  detail::check_matmul_types<Tensor<T>, A>();
+  detail::check_matmul_types<A, B>();
+  const Tensor<T> ta(a), tb(b);
+  detail::check(ta.dim() == 2, "mat1 must be a matrix, got ", ta.dim(), "-D tensor");
+  detail::check(tb.dim() == 2, "mat2 must be a matrix, got ", tb.dim(), "-D tensor");
+  detail::check(ta.size(1) == tb.size(0), "mat1 and mat2 shapes cannot be multiplied (", ta.size(0), "x",
+                ta.size(1), " and ", tb.size(0), "x", tb.size(1), ")");
+  const Shape shape{ta.size(0), tb.size(1)};
+  detail::check(c.sizes() == shape, "Bad in-place call: input tensor size ", c.sizes(), " and output tensor size ",
+                shape, " should match");
+  if (c.is_alias_of(ta) || c.is_alias_of(tb)) {  // the product must not see its own writes
+    c.copy_(addmm(c, ta, tb, beta, alpha));
+    return c;
+  }
+  detail::matmul_into(shape[0], shape[1], ta.size(1), static_cast<T>(alpha), detail::mat_view(ta),
+                      detail::mat_view(tb), static_cast<T>(beta), detail::mat_span(c));
+  c.storage()->bump_version();
+  return c;
+}
+
+// x W^T + b: x is (..., in), W is (out, in) or (in), b broadcasts to the result.
+template <Expression X, Expression W>
+auto linear(const X& x, const W& w) {
+  detail::check_matmul_types<X, W>();
+  using T = detail::matmul_value_t<X, W>;
+  const Tensor<T> tw(w);
+  return detail::matmul_impl<T>(Tensor<T>(x), tw.dim() == 2 ? tw.t() : tw);
+}
+template <Expression X, Expression W, Expression Bias>
+auto linear(const X& x, const W& w, const Bias& b) {
+  detail::check_matmul_types<X, Bias>();
+  auto out = linear(x, w);
+  out += b;
+  return out;
+}
+
+}  // namespace tsr
