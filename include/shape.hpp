@@ -53,7 +53,8 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
   if (a == b) return a;  // the common case, no per-dim work
   const std::size_t n = std::max(a.size(), b.size());
   Shape out(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  // From the last dim, as PyTorch checks (its error names the last mismatch).
+  for (std::size_t i = n; i-- > 0;) {
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     check(da == db || da == 1 || db == 1, "The size of tensor a (", da,

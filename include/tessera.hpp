@@ -23,5 +23,8 @@
 #include "index_reduce.hpp"
 #include "scan.hpp"
 #include "linalg.hpp"
+#include "shape_ops.hpp"
+#include "indexing.hpp"
+#include "sort.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"

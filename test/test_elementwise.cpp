@@ -324,4 +324,7 @@ TEST_CASE("broadcasting errors use PyTorch's text") {
   CHECK_THROWS_WITH_AS((void)(a + b), "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1", Error);
   CHECK_THROWS_WITH_AS((void)(b + a), "The size of tensor a (4) must match the size of tensor b (3) at non-singleton dimension 1", Error);
   CHECK((zeros({3, 1}) + zeros({1, 4})).sizes() == Shape{3, 4});
+  // Several mismatching dims: PyTorch names the last one.
+  CHECK_THROWS_WITH_AS((void)(zeros({2, 3, 4}) + zeros({3, 3, 5})),
+                       "The size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 2", Error);
 }

@@ -46,6 +46,10 @@ TEST_CASE("matmul matches PyTorch on every rank combination") {
               0, "int64");
   check_close(mm(test::golden<int32_t>("la_int_a"), test::golden<int32_t>("la_int_b")), test::golden("la_int_out"), 0,
               0, "int32");
+  // bfloat16 accumulates in float and rounds once: within bfloat16's unit roundoff (2^-8 relative) of the float product
+  // of the same (rounded) values.
+  const auto a16 = test::golden<float>("la_mm_a").to<bfloat16>(), b16 = test::golden<float>("la_mm_b").to<bfloat16>();
+  check_close(mm(a16, b16), mm(a16.to<float>(), b16.to<float>()), 1.0 / 256, 1e-6, "bfloat16");
 }
 
 TEST_CASE("matmul with non-contiguous operands matches PyTorch") {

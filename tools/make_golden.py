@@ -401,6 +401,94 @@ def linalg():
     save("la_dot_int", torch.dot(ints[0][0], ints[0][1]))
 
 
+def shape_ops():
+    g = torch.Generator().manual_seed(11)
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g)
+
+    x = r(3, 4, 5)
+    save("so_x", x)
+    xt = x.transpose(0, 2)  # (5, 4, 3), non-contiguous
+    xe = x[:, :1, :].expand(3, 4, 5)  # broadcast strides
+    a, b = r(2, 3), r(4, 3)
+    save("so_a", a)
+    save("so_b", b)
+    save("so_cat0", torch.cat([a, b, torch.ones(0)], 0))
+    save("so_cat1_t", torch.cat([a.t(), b.t()], 1))
+    save("so_cat_neg", torch.cat([x, xe, xt.transpose(0, 2)], -1))
+    for d in (0, 1, 2, -1):
+        save(f"so_stack{d}", torch.stack([a, a * 2, b[:2]], d))
+    save("so_flip02", torch.flip(x, [0, 2]))
+    save("so_flip_t1", torch.flip(xt, [1]))
+    save("so_flip_e", torch.flip(xe, [-1, 1]))
+    save("so_roll", torch.roll(x, (1, -2), (0, 2)))
+    save("so_roll_flat", torch.roll(xt, 7))
+    save("so_roll_big", torch.roll(x, -13, 1))
+    save("so_repeat", a.repeat(2, 1, 3))
+    save("so_repeat_t", a.t().repeat(2, 2))
+    save("so_tile1", torch.tile(a, (2,)))
+    save("so_tile3", torch.tile(xt, (2, 1, 1, 2)))
+    idx = torch.tensor([3, 0, 0, 2])
+    save("so_index_select1", torch.index_select(x, 1, idx))
+    save("so_index_select_t", torch.index_select(xt, 0, idx))
+    idx2 = torch.tensor([[0, -1], [2, -4]])
+    save("so_index_2d", x[:, idx2])
+    save("so_index_last", xt[..., torch.tensor([2, -3])])
+    gi1 = torch.randint(0, 4, (3, 2, 5), generator=g)
+    gi2 = torch.randint(0, 5, (2, 3, 4), generator=g)
+    save("so_gather_i1", gi1)
+    save("so_gather_i2", gi2)
+    save("so_gather1", torch.gather(x, 1, gi1))
+    save("so_gather2", torch.gather(x, 2, gi2))
+    save("so_gather_t", torch.gather(xt, 0, gi1.transpose(0, 2)[:3]))
+    si = torch.tensor([[4, 0], [1, 3], [2, 2]])
+    src = r(3, 2)
+    save("so_scatter_src", src)
+    save("so_scatter", torch.zeros(3, 5).scatter(1, si[:, :1].expand(3, 1).contiguous(), src[:, :1]))
+    save("so_scatter_val", torch.zeros(3, 5).scatter(1, torch.tensor([[4, 0], [1, 3], [2, 1]]), 2.5))
+    save("so_scatter_add", torch.ones(3, 5).scatter_add(1, si, src))
+    save("so_scatter_add0", torch.zeros(4, 2).scatter_add(0, torch.tensor([[3, 0], [3, 3], [0, 1]]), src))
+    mask = r(4, 5) > 0
+    save("so_mask", mask)
+    save("so_masked_fill", x.masked_fill(mask, -7.0))
+    sel_mask = r(3, 4, 5) > 0.3
+    save("so_msel_mask", sel_mask)
+    save("so_masked_select", torch.masked_select(x[0], sel_mask))
+    save("so_masked_select_mask", torch.masked_select(torch.ones(3, 4, 5), torch.zeros(3, 4, 5).bool()))
+    ints = torch.randint(-1, 2, (3, 4), generator=g)
+    save("so_ints", ints)
+    save("so_nonzero", torch.nonzero(ints))
+    special = torch.tensor([[0.0, float("nan"), -0.0], [float("inf"), 0.0, 1e-30]])
+    save("so_nonzero_special", torch.nonzero(special))
+    save("so_topk_l", torch.topk(x, 2, 1).values)
+    save("so_topk_li", torch.topk(x, 2, 1).indices)
+    save("so_topk_s", torch.topk(xt, 3, -1, largest=False).values)
+    save("so_topk_si", torch.topk(xt, 3, -1, largest=False).indices)
+    ties = torch.randint(0, 3, (4, 7), generator=g)
+    save("so_ties", ties)
+    for desc in (False, True):
+        sfx = "d" if desc else "a"
+        sv, si_ = torch.sort(ties, dim=1, descending=desc, stable=True)
+        save(f"so_sort_ties_{sfx}", sv)
+        save(f"so_sort_ties_{sfx}i", si_)
+        sv, si_ = torch.sort(ties.t(), dim=0, descending=desc, stable=True)
+        save(f"so_sort_ties_t{sfx}", sv)
+        save(f"so_sort_ties_t{sfx}i", si_)
+        sp = torch.tensor([1.0, float("nan"), 3.0, float("-inf"), 3.0, float("inf"), -0.0, float("nan")])
+        sv, si_ = torch.sort(sp, descending=desc, stable=True)
+        save(f"so_sort_special_{sfx}", sv)
+        save(f"so_sort_special_{sfx}i", si_)
+    for k in (0, 1, -2):
+        save(f"so_tril{k}", torch.tril(x, k))
+        save(f"so_triu{k}", torch.triu(xt, k))
+    for off, d1, d2 in ((0, 0, 2), (1, 1, 2), (-1, 2, 0), (7, 0, 1)):
+        save(f"so_diag_{off}_{d1}_{d2}", torch.diagonal(x, off, d1, d2))
+    oh = torch.tensor([[0, 2], [1, 3]])
+    save("so_one_hot", torch.nn.functional.one_hot(oh))
+    save("so_one_hot5", torch.nn.functional.one_hot(oh, 5))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     elementwise()
@@ -410,4 +498,5 @@ if __name__ == "__main__":
     reductions()
     reductions_dims()
     linalg()
+    shape_ops()
     print("golden files written to", os.path.normpath(OUT))

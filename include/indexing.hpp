@@ -1,0 +1,279 @@
+// Indexing with integer and bool tensors: index_select, index (integer
+// tensor indexing along a dim, x[:, idx] in Python), gather, scatter,
+// scatter_add, masked_fill, masked_select, nonzero, where(cond), one_hot.
+//
+// Indices are checked before anything is written, so a bad index leaves an
+// in-place target untouched; the errors are tsr::IndexError with PyTorch's
+// text (PyTorch raises some of them as RuntimeError; IndexError is an Error).
+#pragma once
+#include <vector>
+
+#include "math.hpp"
+#include "shape_ops.hpp"
+
+namespace tsr {
+namespace detail {
+
+// Checks every index against [lo, size) with PyTorch's message for gather,
+// scatter and integer indexing.
+inline void check_indices(const Tensor<int64_t>& index, int64_t lo, int64_t size, int64_t dim) {
+  const int64_t* p = index.data_ptr();
+  for (int64_t i = 0; i < index.numel(); ++i)
+    if (p[i] < lo || p[i] >= size)
+      fail<IndexError>("index ", p[i], " is out of bounds for dimension ", dim, " with size ", size);
+}
+
+// Calls f(v, self_off, other_off) for every element of a contiguous index
+// in row-major order: v is its value, self_off the offset (in strides
+// self_st) of its coordinates with dim left out, other_off its offset in
+// strides other_st. gather reads self at self_off + v * self_st[dim];
+// scatter writes there.
+template <class F>
+void walk_index(const Tensor<int64_t>& index, int64_t dim, const Strides& self_st, const Strides& other_st, F f) {
+  const int64_t nd = index.dim(), n = index.numel();
+  if (n == 0) return;
+  const int64_t* v = index.data_ptr();
+  if (nd == 0) return f(v[0], int64_t{0}, int64_t{0});
+  std::vector<int64_t> at(static_cast<std::size_t>(nd), 0);
+  int64_t self_off = 0, other_off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(v[i], self_off, other_off);
+    for (int64_t d = nd - 1; d >= 0; --d) {  // odometer step
+      const auto u = static_cast<std::size_t>(d);
+      const int64_t ss = d == dim ? 0 : self_st[u];
+      if (++at[u] < index.size(d)) {
+        self_off += ss, other_off += other_st[u];
+        break;
+      }
+      self_off -= ss * (at[u] - 1), other_off -= other_st[u] * (at[u] - 1);
+      at[u] = 0;
+    }
+  }
+}
+
+// The shape checks shared by gather and scatter.
+template <class T>
+void check_index_shape(const Tensor<T>& self, const Tensor<int64_t>& index) {
+  check(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1),
+        "Index tensor must have the same number of dimensions as input tensor");
+}
+
+template <class T, class U>
+void check_scatter_shapes(const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<U>* src) {
+  check_index_shape(self, index);
+  bool ok = true;
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    if (d != dim && index.size(d) > self.size(d)) ok = false;
+    if (src && index.size(d) > src->size(d)) ok = false;
+  }
+  if (ok) return;
+  if (src)
+    fail<Error>("Expected index ", index.sizes(), " to be smaller than self ", self.sizes(), " apart from dimension ",
+                dim, " and to be smaller size than src ", src->sizes());
+  fail<Error>("Expected index ", index.sizes(), " to be smaller than self ", self.sizes(), " apart from dimension ",
+              dim);
+}
+
+// self[... index[p] ...] (op)= value(p) for every position p of index.
+template <class T, class Value, class Op>
+void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Strides& src_st, Value value,
+                  Op op) {
+  const Tensor<int64_t> idx = index.contiguous();
+  const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
+  check_indices(idx, 0, size, dim);
+  T* out = self.data_ptr();
+  const int64_t step = self.dim() == 0 ? 0 : self.stride(dim);
+  walk_index(idx, dim, self.strides(), src_st, [&](int64_t v, int64_t self_off, int64_t src_off) {
+    T& dst = out[self_off + v * step];
+    dst = op(dst, value(src_off));
+  });
+  self.storage()->bump_version();
+}
+
+}  // namespace detail
+
+// The slices x.select(dim, index[i]) stacked along dim; index is 1-D (or 0-d).
+template <class T>
+Tensor<T> index_select(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  detail::check<IndexError>(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  dim = detail::wrap_dim(dim, x.dim());
+  const Tensor<int64_t> idx = index.contiguous();
+  const int64_t size = x.dim() == 0 ? 1 : x.size(dim);
+  const int64_t* p = idx.data_ptr();
+  for (int64_t i = 0; i < idx.numel(); ++i)
+    detail::check<IndexError>(p[i] >= 0 && p[i] < size, "index out of range in self");
+  if (x.dim() == 0) return x.clone();  // PyTorch returns the scalar itself
+  return detail::take_along(x, dim, idx.numel(), [p](int64_t i) { return p[i]; });
+}
+
+// Integer-tensor indexing along one dim, x[:, index] in Python for dim 1:
+// the result's dim is replaced by index's shape; negative indices count from
+// the end.
+template <class T>
+Tensor<T> index(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  detail::check<IndexError>(x.dim() > 0, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+  dim = detail::wrap_dim(dim, x.dim());
+  const Tensor<int64_t> idx = index.contiguous();
+  const int64_t size = x.size(dim);
+  detail::check_indices(idx, -size, size, dim);
+  const int64_t* p = idx.data_ptr();
+  auto out = detail::take_along(x, dim, idx.numel(), [p, size](int64_t i) { return p[i] < 0 ? p[i] + size : p[i]; });
+  Shape shape(x.sizes().begin(), x.sizes().begin() + dim);
+  for (int64_t s : idx.sizes()) shape.push_back(s);
+  for (int64_t d = dim + 1; d < x.dim(); ++d) shape.push_back(x.size(d));
+  return out.view(shape);
+}
+
+// out[i][j][k] = x[i][index[i][j][k]][k] for dim 1 (any rank): the result
+// has index's shape, which may be smaller than x's apart from dim.
+template <class T>
+Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  dim = detail::wrap_dim(dim, x.dim());
+  detail::check_index_shape(x, index);
+  for (int64_t d = 0; d < index.dim(); ++d)
+    detail::check(d == dim || index.size(d) <= x.size(d), "Size does not match at dimension ", d,
+                  " expected index ", index.sizes(), " to be smaller than self ", x.sizes(), " apart from dimension ",
+                  dim);
+  const Tensor<int64_t> idx = index.contiguous();
+  const int64_t size = x.dim() == 0 ? 1 : x.size(dim), step = x.dim() == 0 ? 0 : x.stride(dim);
+  detail::check_indices(idx, 0, size, dim);
+  auto out = Tensor<T>::allocate(idx.sizes());
+  const T* src = x.data_ptr();
+  T* dst = out.data_ptr();
+  detail::walk_index(idx, dim, x.strides(), out.strides(),
+                     [&](int64_t v, int64_t x_off, int64_t out_off) { dst[out_off] = src[x_off + v * step]; });
+  return out;
+}
+
+// In place: self[i][index[i][j][k]][k] = src[i][j][k] for dim 1 (any rank).
+// Where an index repeats, the last write wins (PyTorch leaves it undefined).
+template <class T>
+Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
+  dim = detail::wrap_dim(dim, self.dim());
+  detail::check_scatter_shapes(self, dim, index, &src);
+  const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
+  const T* sp = s.data_ptr();
+  detail::scatter_into(self, dim, index, s.strides(), [sp](int64_t off) { return sp[off]; },
+                       [](T, T v) { return v; });
+  return self;
+}
+// In place: self[... index[p] ...] = value for every position p of index.
+template <class T, Scalar S>
+Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, S value) {
+  dim = detail::wrap_dim(dim, self.dim());
+  detail::check_scatter_shapes<T, T>(self, dim, index, nullptr);
+  const T v = detail::convert<T>(value);
+  detail::scatter_into(self, dim, index, index.strides(), [v](int64_t) { return v; }, [](T, T w) { return w; });
+  return self;
+}
+// In place: self[i][index[i][j][k]][k] += src[i][j][k] for dim 1, in index
+// order (deterministic).
+template <class T>
+Tensor<T>& scatter_add_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
+  dim = detail::wrap_dim(dim, self.dim());
+  detail::check_scatter_shapes(self, dim, index, &src);
+  const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
+  const T* sp = s.data_ptr();
+  detail::scatter_into(self, dim, index, s.strides(), [sp](int64_t off) { return sp[off]; },
+                       [](T a, T b) { return detail::convert<T>(a + b); });
+  return self;
+}
+// Out-of-place forms: a copy of self with the scatter applied.
+template <class T, class Src>
+Tensor<T> scatter(const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Src& src) {
+  Tensor<T> out = self.clone();
+  return scatter_(out, dim, index, src);
+}
+template <class T>
+Tensor<T> scatter_add(const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
+  Tensor<T> out = self.clone();
+  return scatter_add_(out, dim, index, src);
+}
+
+// x with value wherever mask is true; mask broadcasts with x.
+template <class T, Expression M, Scalar S>
+Tensor<T> masked_fill(const Tensor<T>& x, const M& mask, S value) {
+  return Tensor<T>(where(mask, detail::convert<T>(value), x));
+}
+// In place; mask must broadcast to x's shape.
+template <class T, Expression M, Scalar S>
+Tensor<T>& masked_fill_(Tensor<T>& x, const M& mask, S value) {
+  x.copy_(where(mask, detail::convert<T>(value), x));
+  return x;
+}
+
+// The elements of x where mask is true (both broadcast), as a 1-D tensor.
+template <class T, Expression M>
+Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
+  static_assert(std::is_same_v<typename M::value_type, bool>, "masked_select: expected BoolTensor for mask");
+  const Shape shape = detail::broadcast_shapes(x.sizes(), mask.sizes());
+  const Tensor<T> xs = Tensor<T>(x.expand(shape)).contiguous();
+  const Tensor<bool> ms = Tensor<bool>(Tensor<bool>(mask).expand(shape)).contiguous();
+  const bool* m = ms.data_ptr();
+  const int64_t count = std::count(m, m + ms.numel(), true);
+  auto out = Tensor<T>::allocate({count});
+  const T* src = xs.data_ptr();
+  T* dst = out.data_ptr();
+  for (int64_t i = 0; i < ms.numel(); ++i)
+    if (m[i]) *dst++ = src[i];
+  return out;
+}
+
+// The coordinates of every nonzero element, one row each, in row-major
+// order: shape (count, x.dim()).
+template <Expression E>
+Tensor<int64_t> nonzero(const E& e) {
+  using T = typename E::value_type;
+  const Tensor<T> x = Tensor<T>(e).contiguous();
+  const T* p = x.data_ptr();
+  const int64_t n = x.numel(), nd = x.dim();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += p[i] != T(0);
+  auto out = Tensor<int64_t>::allocate({count, nd});
+  int64_t* dst = out.data_ptr();
+  std::vector<int64_t> at(static_cast<std::size_t>(nd), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (p[i] != T(0)) dst = std::copy(at.begin(), at.end(), dst);
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++at[static_cast<std::size_t>(d)] < x.size(d)) break;
+      at[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return out;
+}
+
+// where(cond) with one argument: nonzero(cond) as one index tensor per dim
+// (a 0-d cond counts as 1-d).
+template <Expression C>
+std::vector<Tensor<int64_t>> where(const C& cond) {
+  const Tensor<int64_t> nz = nonzero(cond);
+  std::vector<Tensor<int64_t>> out;
+  if (cond.dim() == 0) out.push_back(zeros<int64_t>({nz.size(0)}));
+  for (int64_t d = 0; d < nz.size(1); ++d) out.push_back(nz.select(1, d).contiguous());
+  return out;
+}
+
+// One-hot encoding: shape index.sizes() + [num_classes]; num_classes = -1
+// takes max(index) + 1.
+inline Tensor<int64_t> one_hot(const Tensor<int64_t>& index, int64_t num_classes = -1) {
+  const Tensor<int64_t> idx = index.contiguous();
+  const int64_t* p = idx.data_ptr();
+  const int64_t n = idx.numel();
+  if (num_classes == -1) {
+    detail::check(n > 0, "Can not infer total number of classes from empty tensor.");
+    num_classes = *std::max_element(p, p + n) + 1;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    detail::check(p[i] >= 0, "Class values must be non-negative.");
+    detail::check(p[i] < num_classes, "Class values must be smaller than num_classes.");
+  }
+  Shape shape = idx.sizes();
+  shape.push_back(num_classes);
+  auto out = zeros<int64_t>(shape);
+  int64_t* dst = out.data_ptr();
+  for (int64_t i = 0; i < n; ++i) dst[i * num_classes + p[i]] = 1;
+  return out;
+}
+
+}  // namespace tsr

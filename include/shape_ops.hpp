@@ -1,0 +1,300 @@
+// Shape operations that rearrange whole tensors: cat, stack, split, chunk,
+// flip, roll, repeat, tile, tril, triu and diagonal.
+//
+// Where a result is a view (split, chunk, diagonal) it shares storage as in
+// PyTorch; everything else writes a new contiguous tensor, through the
+// evaluation engine wherever the copy is a strided view (cat, stack, repeat)
+// and through take_along (below) where it permutes one dim (flip, roll).
+#pragma once
+#include <algorithm>
+#include <initializer_list>
+#include <vector>
+
+#include "detail/assign.hpp"
+#include "views.hpp"
+
+namespace tsr {
+namespace detail {
+
+// A contiguous shape seen as [outer, len, inner] around one dim.
+struct DimSplit {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+inline DimSplit split_at(const Shape& s, int64_t dim) {
+  DimSplit r;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
+    const int64_t n = s[static_cast<std::size_t>(d)];
+    (d < dim ? r.outer : d == dim ? r.len : r.inner) *= n;
+  }
+  return r;
+}
+
+// out[o, i, :] = x[o, from(i), :] for i in [0, count) along dim: the one
+// kernel behind flip, roll, index_select and integer indexing. `from` must
+// return valid positions (callers check indices first).
+template <class T, class From>
+Tensor<T> take_along(const Tensor<T>& x, int64_t dim, int64_t count, From from) {
+  const Tensor<T> c = x.contiguous();
+  Shape shape = c.sizes();
+  if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = count;
+  auto out = Tensor<T>::allocate(shape);
+  const DimSplit s = split_at(c.sizes(), dim);
+  if (out.numel() == 0) return out;
+  const T* src = c.data_ptr();
+  T* dst = out.data_ptr();
+  run_units(s.outer * count, out.numel(), [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t o = u / count, i = u % count;
+      std::copy_n(src + (o * s.len + from(i)) * s.inner, s.inner, dst + u * s.inner);
+    }
+  });
+  return out;
+}
+
+// The dims of a list, wrapped, with PyTorch's error for repeats.
+inline std::vector<int64_t> unique_dims(const Shape& dims, int64_t ndim) {
+  std::vector<int64_t> out;
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, ndim);
+    check(std::find(out.begin(), out.end(), w) == out.end(), "dim ", w, " appears multiple times in the list of dims");
+    out.push_back(w);
+  }
+  return out;
+}
+
+// A (0,)-shaped tensor: cat skips these whatever the others' shapes (PyTorch's legacy rule).
+template <class T>
+bool skipped_in_cat(const Tensor<T>& t) {
+  return t.dim() == 1 && t.size(0) == 0;
+}
+
+}  // namespace detail
+
+// Concatenates tensors along an existing dim.
+template <class T>
+Tensor<T> cat(const std::vector<Tensor<T>>& tensors, int64_t dim = 0) {
+  detail::check(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  const Tensor<T>* ref = nullptr;
+  for (const auto& t : tensors)
+    if (!detail::skipped_in_cat(t)) {
+      ref = &t;
+      break;
+    }
+  if (!ref) return Tensor<T>::allocate({0});
+  dim = detail::wrap_dim(dim, ref->dim());
+  Shape shape = ref->sizes();
+  int64_t total = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& t = tensors[i];
+    if (detail::skipped_in_cat(t)) continue;
+    detail::check(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ", ref->dim(), " and ",
+                  t.dim());
+    for (int64_t d = 0; d < t.dim(); ++d)
+      detail::check(d == dim || t.size(d) == ref->size(d), "Sizes of tensors must match except in dimension ", dim,
+                    ". Expected size ", ref->size(d), " but got size ", t.size(d), " for tensor number ", i,
+                    " in the list.");
+    total += t.size(dim);
+  }
+  shape[static_cast<std::size_t>(dim)] = total;
+  auto out = Tensor<T>::allocate(shape);
+  int64_t at = 0;
+  for (const auto& t : tensors) {
+    if (detail::skipped_in_cat(t)) continue;
+    out.narrow(dim, at, t.size(dim)).copy_(t);
+    at += t.size(dim);
+  }
+  return out;
+}
+template <class T>
+Tensor<T> cat(std::initializer_list<Tensor<T>> tensors, int64_t dim = 0) {
+  return cat(std::vector<Tensor<T>>(tensors), dim);
+}
+
+// Joins equally shaped tensors along a new dim.
+template <class T>
+Tensor<T> stack(const std::vector<Tensor<T>>& tensors, int64_t dim = 0) {
+  detail::check(!tensors.empty(), "stack expects a non-empty TensorList");
+  for (std::size_t i = 1; i < tensors.size(); ++i)
+    detail::check(tensors[i].sizes() == tensors[0].sizes(), "stack expects each tensor to be equal size, but got ",
+                  tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
+  dim = detail::wrap_dim(dim, tensors[0].dim() + 1);
+  std::vector<Tensor<T>> parts;
+  parts.reserve(tensors.size());
+  for (const auto& t : tensors) parts.push_back(t.unsqueeze(dim));
+  return cat(parts, dim);
+}
+template <class T>
+Tensor<T> stack(std::initializer_list<Tensor<T>> tensors, int64_t dim = 0) {
+  return stack(std::vector<Tensor<T>>(tensors), dim);
+}
+
+// Views of consecutive pieces of the given sizes along dim.
+template <class T>
+std::vector<Tensor<T>> split(const Tensor<T>& x, const std::vector<int64_t>& sizes, int64_t dim = 0) {
+  dim = detail::wrap_dim(dim, x.dim());
+  const int64_t n = x.size(dim);
+  int64_t sum = 0;
+  for (int64_t s : sizes) sum += s;
+  if (sum != n) {
+    std::ostringstream os;
+    os << "split_with_sizes expects split_sizes to sum exactly to " << n << " (input tensor's size at dimension "
+       << dim << "), but got split_sizes=[";
+    for (std::size_t i = 0; i < sizes.size(); ++i) os << (i ? ", " : "") << sizes[i];
+    os << "]";
+    throw Error(os.str());
+  }
+  std::vector<Tensor<T>> out;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    detail::check(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=",
+                  s);
+    out.push_back(x.narrow(dim, at, s));
+    at += s;
+  }
+  return out;
+}
+
+// Views of pieces of split_size along dim (the last may be smaller).
+template <class T>
+std::vector<Tensor<T>> split(const Tensor<T>& x, int64_t split_size, int64_t dim = 0) {
+  dim = detail::wrap_dim(dim, x.dim());
+  const int64_t n = x.size(dim);
+  detail::check(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
+  detail::check(split_size > 0 || n == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
+                n);
+  const int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
+  std::vector<int64_t> sizes(static_cast<std::size_t>(pieces), split_size);
+  sizes.back() = n - split_size * (pieces - 1);
+  return split(x, sizes, dim);
+}
+
+// At most `chunks` views of equal size along dim (PyTorch's chunk: the size
+// is ceil(n / chunks), so fewer pieces may come back).
+template <class T>
+std::vector<Tensor<T>> chunk(const Tensor<T>& x, int64_t chunks, int64_t dim = 0) {
+  detail::check(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
+  const int64_t n = x.size(dim);
+  return split(x, (n + chunks - 1) / chunks, dim);
+}
+
+// Reverses the order of elements along each of `dims`.
+template <class T>
+Tensor<T> flip(const Tensor<T>& x, const Shape& dims) {
+  const auto wrapped = detail::unique_dims(dims, x.dim());
+  if (x.dim() == 0) return x.clone();
+  Tensor<T> out = x.contiguous();
+  bool copied = false;
+  for (int64_t d : wrapped) {
+    const int64_t n = out.size(d);
+    out = detail::take_along(out, d, n, [n](int64_t i) { return n - 1 - i; });
+    copied = true;
+  }
+  return copied || !out.is_alias_of(x) ? out : out.clone();
+}
+
+// Rotates elements along dims by shifts (element i moves to i + shift);
+// with no dims, the flattened tensor rotates and keeps its shape.
+template <class T>
+Tensor<T> roll(const Tensor<T>& x, const Shape& shifts, const Shape& dims = {}) {
+  if (dims.empty()) {
+    detail::check(shifts.size() == 1, "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", 0);
+    return roll(x.flatten(), shifts, Shape{0}).view(x.sizes());
+  }
+  detail::check(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
+                ", dims:", dims.size());
+  Tensor<T> out = x.clone();
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const int64_t d = detail::wrap_dim(dims[k], x.dim());
+    if (x.dim() == 0) continue;
+    const int64_t n = out.size(d);
+    if (n == 0) continue;
+    const int64_t s = ((shifts[k] % n) + n) % n;
+    out = detail::take_along(out, d, n, [n, s](int64_t i) { return (i - s + n) % n; });
+  }
+  return out;
+}
+template <class T>
+Tensor<T> roll(const Tensor<T>& x, int64_t shift, int64_t dim) {
+  return roll(x, Shape{shift}, Shape{dim});
+}
+
+// Repeats the whole tensor reps[d] times along each dim (PyTorch's
+// Tensor.repeat); reps may add leading dims.
+template <class T>
+Tensor<T> repeat(const Tensor<T>& x, const Shape& reps) {
+  const int64_t n = static_cast<int64_t>(reps.size());
+  detail::check(n >= x.dim(),
+                "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  Shape out_shape(reps.size()), pairs, pair_strides;
+  for (int64_t d = 0; d < n; ++d) {
+    const int64_t xd = d - (n - x.dim());
+    const int64_t size = xd >= 0 ? x.size(xd) : 1, stride = xd >= 0 ? x.stride(xd) : 0;
+    out_shape[static_cast<std::size_t>(d)] = reps[static_cast<std::size_t>(d)] * size;
+    pairs.push_back(reps[static_cast<std::size_t>(d)]), pairs.push_back(size);
+    pair_strides.push_back(0), pair_strides.push_back(stride);
+  }
+  auto out = Tensor<T>::allocate(out_shape);
+  if (out.numel() == 0) return out;
+  // out viewed as (r0, s0, r1, s1, ...) is x broadcast along every r.
+  out.view(pairs).copy_(x.as_strided(pairs, pair_strides, x.storage_offset()));
+  return out;
+}
+
+// numpy.tile: like repeat, but reps shorter than the rank count from the last dim.
+template <class T>
+Tensor<T> tile(const Tensor<T>& x, Shape reps) {
+  while (static_cast<int64_t>(reps.size()) < x.dim()) reps.insert(0, 1);
+  return repeat(x, reps);
+}
+
+namespace detail {
+// Zeroes, in each matrix of the last two dims, the elements above (Lower)
+// or below the k-th diagonal.
+template <bool Lower, class T>
+Tensor<T> triangle(const Tensor<T>& x, int64_t k) {
+  const int64_t rows_dim = wrap_dim(-2, x.dim());  // PyTorch's error for fewer than 2 dims
+  Tensor<T> out = x.clone();
+  const int64_t rows = out.size(rows_dim), cols = out.size(-1);
+  const int64_t count = rows * cols == 0 ? 0 : out.numel() / (rows * cols);
+  T* p = out.data_ptr();
+  for (int64_t b = 0; b < count; ++b)
+    for (int64_t i = 0; i < rows; ++i) {
+      T* row = p + (b * rows + i) * cols;
+      const int64_t edge = std::clamp<int64_t>(Lower ? i + k + 1 : i + k, 0, cols);
+      if (Lower) std::fill(row + edge, row + cols, T(0));
+      else std::fill(row, row + edge, T(0));
+    }
+  return out;
+}
+}  // namespace detail
+
+// The lower triangle (j <= i + k) of each matrix in the last two dims.
+template <class T>
+Tensor<T> tril(const Tensor<T>& x, int64_t k = 0) {
+  return detail::triangle<true>(x, k);
+}
+// The upper triangle (j >= i + k) of each matrix in the last two dims.
+template <class T>
+Tensor<T> triu(const Tensor<T>& x, int64_t k = 0) {
+  return detail::triangle<false>(x, k);
+}
+
+// A view of the diagonal with the given offset of the (dim1, dim2) planes,
+// appended as the last dim (writes go through to x, as in PyTorch).
+template <class T>
+Tensor<T> diagonal(const Tensor<T>& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) {
+  const int64_t d1 = detail::wrap_dim(dim1, x.dim()), d2 = detail::wrap_dim(dim2, x.dim());
+  detail::check(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  const int64_t s1 = x.size(d1), s2 = x.size(d2);
+  const int64_t len = std::max<int64_t>(0, offset >= 0 ? std::min(s1, s2 - offset) : std::min(s1 + offset, s2));
+  int64_t start = x.storage_offset();
+  if (len > 0) start += offset >= 0 ? offset * x.stride(d2) : -offset * x.stride(d1);
+  Shape sizes;
+  Strides strides;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != d1 && d != d2) sizes.push_back(x.size(d)), strides.push_back(x.stride(d));
+  sizes.push_back(len), strides.push_back(x.stride(d1) + x.stride(d2));
+  return x.as_strided(sizes, strides, start);
+}
+
+}  // namespace tsr

@@ -1,0 +1,98 @@
+// Sorting along a dim: sort, argsort and topk, with int64 indices.
+//
+// NaN sorts above +inf (last ascending, first descending), as in PyTorch.
+// Equal elements keep their input order, so every sort here is stable
+// (PyTorch's stable=True) and topk returns the first occurrences of ties.
+#pragma once
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+#include <vector>
+
+#include "shape_ops.hpp"
+
+namespace tsr {
+namespace detail {
+
+// a before b in ascending order, NaN greatest.
+template <class A>
+bool sorts_before(A a, A b) {
+  if constexpr (is_floating_v<A>) {
+    if (b != b) return a == a;
+    if (a != a) return false;
+  }
+  return a < b;
+}
+
+// Sorts each line along dim and writes the first k of each: values and
+// their positions. Ties break by position, which makes the order total.
+template <class T>
+std::tuple<Tensor<T>, Tensor<int64_t>> sort_lines(const Tensor<T>& x, int64_t dim, int64_t k, bool descending) {
+  const Tensor<T> c = x.contiguous();
+  Shape shape = c.sizes();
+  if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = k;
+  auto values = Tensor<T>::allocate(shape);
+  auto indices = Tensor<int64_t>::allocate(shape);
+  const DimSplit s = split_at(c.sizes(), dim);
+  const T* src = c.data_ptr();
+  T* vout = values.data_ptr();
+  int64_t* iout = indices.data_ptr();
+  using A = acc_t<T>;
+  run_units(s.outer * s.inner, c.numel() * 8, [&](int64_t u0, int64_t u1) {
+    std::vector<int64_t> order(static_cast<std::size_t>(s.len));
+    std::vector<A> line(static_cast<std::size_t>(s.len));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t o = u / s.inner, j = u % s.inner;
+      const T* in = src + o * s.len * s.inner + j;
+      for (int64_t i = 0; i < s.len; ++i) line[static_cast<std::size_t>(i)] = convert<A>(in[i * s.inner]);
+      std::iota(order.begin(), order.end(), int64_t{0});
+      auto before = [&](int64_t a, int64_t b) {
+        const A va = line[static_cast<std::size_t>(a)], vb = line[static_cast<std::size_t>(b)];
+        if (descending ? sorts_before(vb, va) : sorts_before(va, vb)) return true;
+        if (descending ? sorts_before(va, vb) : sorts_before(vb, va)) return false;
+        return a < b;
+      };
+      if (k < s.len) std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+      else std::sort(order.begin(), order.end(), before);
+      const int64_t base = o * k * s.inner + j;
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t from = order[static_cast<std::size_t>(i)];
+        vout[base + i * s.inner] = in[from * s.inner];
+        iout[base + i * s.inner] = from;
+      }
+    }
+  });
+  return {std::move(values), std::move(indices)};
+}
+
+}  // namespace detail
+
+// The elements sorted along dim and where each came from: {values, indices}.
+template <Expression E>
+auto sort(const E& e, int64_t dim = -1, bool descending = false) {
+  using T = typename E::value_type;
+  const Tensor<T> x(e);
+  dim = detail::wrap_dim(dim, x.dim());
+  return detail::sort_lines(x, dim, x.dim() == 0 ? 1 : x.size(dim), descending);
+}
+
+// The positions that sort x along dim.
+template <Expression E>
+Tensor<int64_t> argsort(const E& e, int64_t dim = -1, bool descending = false) {
+  return std::get<1>(sort(e, dim, descending));
+}
+
+// The k largest (or smallest) elements along dim, in order, and their
+// positions: {values, indices}.
+template <Expression E>
+auto topk(const E& e, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) {
+  (void)sorted;  // always sorted: the unsorted order is unspecified in PyTorch
+  using T = typename E::value_type;
+  const Tensor<T> x(e);
+  dim = detail::wrap_dim(dim, x.dim());
+  const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
+  detail::check(k >= 0 && k <= n, "selected index k out of range");
+  return detail::sort_lines(x, dim, k, largest);
+}
+
+}  // namespace tsr

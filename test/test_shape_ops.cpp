@@ -1,0 +1,241 @@
+// Shape operations, indexing and sorting against PyTorch 1.13
+// (tools/make_golden.py: shape_ops), on contiguous, transposed, sliced and
+// expanded inputs, with PyTorch's error texts.
+#include "common.hpp"
+
+using namespace tsr;
+using test::check_close;
+
+namespace {
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+template <class F>
+bool raises_index_error(F&& f) {
+  try {
+    f();
+  } catch (const IndexError&) {
+    return true;
+  } catch (...) {
+  }
+  return false;
+}
+
+std::vector<int64_t> sizes_along(const std::vector<Tensor<float>>& parts, int64_t dim) {
+  std::vector<int64_t> out;
+  for (const auto& p : parts) out.push_back(p.size(dim));
+  return out;
+}
+
+const Tensor<float>& x() {
+  static const auto t = test::golden<float>("so_x");
+  return t;
+}
+Tensor<float> xt() { return x().transpose(0, 2); }
+Tensor<float> xe() { return x().slice(1, 0, 1).expand({3, 4, 5}); }
+
+}  // namespace
+
+TEST_CASE("cat and stack") {
+  const auto a = test::golden<float>("so_a"), b = test::golden<float>("so_b");
+  check_close(cat({a, b, zeros<float>({0})}, 0), test::golden("so_cat0"), 0, 0, "cat skips (0,) tensors");
+  check_close(cat({a.t(), b.t()}, 1), test::golden("so_cat1_t"), 0, 0, "cat of transposed");
+  check_close(cat({x(), xe(), xt().transpose(0, 2)}, -1), test::golden("so_cat_neg"), 0, 0, "cat dim -1");
+  for (int d : {0, 1, 2, -1})
+    check_close(stack({a, Tensor<float>(a * 2.f), b.slice(0, 0, 2)}, d),
+                test::golden("so_stack" + std::to_string(d)), 0, 0, "stack");
+  CHECK(error_of([] { cat(std::vector<Tensor<float>>{}); }) == "torch.cat(): expected a non-empty list of Tensors");
+  CHECK(error_of([&] { cat({a, ones<float>({2, 4})}, 0); }) ==
+        "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4 for tensor number 1 in "
+        "the list.");
+  CHECK(error_of([&] { cat({a, ones<float>({3})}); }) == "Tensors must have same number of dimensions: got 2 and 1");
+  CHECK(raises_index_error([&] { cat({a, a}, 2); }));
+  CHECK(error_of([] { stack(std::vector<Tensor<float>>{}); }) == "stack expects a non-empty TensorList");
+  CHECK(error_of([&] { stack({a, ones<float>({2, 4})}); }) ==
+        "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [2, 4] at entry 1");
+}
+
+TEST_CASE("split and chunk give views with PyTorch's piece sizes") {
+  // Piece sizes as torch.split / torch.chunk return them (checked in Python).
+  const auto v6 = arange<float>(6), v5 = arange<float>(5);
+  CHECK(sizes_along(chunk(v6, 4), 0) == std::vector<int64_t>{2, 2, 2});
+  CHECK(sizes_along(chunk(v5, 3), 0) == std::vector<int64_t>{2, 2, 1});
+  CHECK(sizes_along(split(v5, 2), 0) == std::vector<int64_t>{2, 2, 1});
+  CHECK(sizes_along(split(x(), {1, 3}, 1), 1) == std::vector<int64_t>{1, 3});
+  CHECK(sizes_along(split(zeros<float>({0}), 0), 0) == std::vector<int64_t>{0});
+  auto parts = split(x(), 2, -1);
+  REQUIRE(parts.size() == 3);
+  CHECK(equal(parts[1], x().slice(2, 2, 4)));
+  CHECK(parts[2].is_alias_of(x()));
+  CHECK(error_of([&] { split(x(), {1, 1}, 1); }) ==
+        "split_with_sizes expects split_sizes to sum exactly to 4 (input tensor's size at dimension 1), but got "
+        "split_sizes=[1, 1]");
+  CHECK(error_of([&] { split(x(), 0, 1); }) ==
+        "split_size can only be 0 if dimension size is 0, but got dimension size of 4");
+  CHECK(error_of([&] { split(x(), -1, 1); }) == "split expects split_size be non-negative, but got split_size=-1");
+  CHECK(error_of([&] { chunk(x(), 0, 1); }) == "chunk expects `chunks` to be greater than 0, got: 0");
+}
+
+TEST_CASE("flip, roll, repeat and tile") {
+  check_close(flip(x(), {0, 2}), test::golden("so_flip02"), 0, 0, "flip");
+  check_close(flip(xt(), {1}), test::golden("so_flip_t1"), 0, 0, "flip of transposed");
+  check_close(flip(xe(), {-1, 1}), test::golden("so_flip_e"), 0, 0, "flip of expanded");
+  check_close(roll(x(), {1, -2}, {0, 2}), test::golden("so_roll"), 0, 0, "roll");
+  check_close(roll(xt(), {7}), test::golden("so_roll_flat"), 0, 0, "roll flattened");
+  check_close(roll(x(), -13, 1), test::golden("so_roll_big"), 0, 0, "roll by more than the size");
+  const auto a = test::golden<float>("so_a");
+  check_close(repeat(a, {2, 1, 3}), test::golden("so_repeat"), 0, 0, "repeat");
+  check_close(repeat(a.t(), {2, 2}), test::golden("so_repeat_t"), 0, 0, "repeat of transposed");
+  check_close(tile(a, {2}), test::golden("so_tile1"), 0, 0, "tile with short reps");
+  check_close(tile(xt(), {2, 1, 1, 2}), test::golden("so_tile3"), 0, 0, "tile");
+  const auto f = flip(x(), {});
+  CHECK(!f.is_alias_of(x()));
+  CHECK(error_of([&] { flip(x(), {0, 0}); }) == "dim 0 appears multiple times in the list of dims");
+  CHECK(error_of([&] { roll(x(), {1}, {0, 1}); }) == "shifts and dimensions must align. shifts: 1, dims:2");
+  CHECK(error_of([&] { repeat(a, {2}); }) ==
+        "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  CHECK(error_of([&] { repeat(a, {-1, 2}); }) == "Trying to create tensor with negative dimension -2: [-2, 6]");
+  CHECK(roll(zeros<float>({0, 3}), 1, 0).sizes() == Shape{0, 3});
+}
+
+TEST_CASE("index_select, integer indexing and gather") {
+  const auto idx = tensor<int64_t>({3, 0, 0, 2});
+  check_close(index_select(x(), 1, idx), test::golden("so_index_select1"), 0, 0, "index_select");
+  check_close(index_select(xt(), 0, idx), test::golden("so_index_select_t"), 0, 0, "index_select of transposed");
+  check_close(index(x(), 1, tensor<int64_t>({0, -1, 2, -4}).view({2, 2})), test::golden("so_index_2d"), 0, 0,
+              "2-D integer index");
+  check_close(index(xt(), -1, tensor<int64_t>({2, -3})), test::golden("so_index_last"), 0, 0, "index last dim");
+  const auto gi1 = test::golden<int64_t>("so_gather_i1"), gi2 = test::golden<int64_t>("so_gather_i2");
+  check_close(gather(x(), 1, gi1), test::golden("so_gather1"), 0, 0, "gather dim 1");
+  check_close(gather(x(), 2, gi2), test::golden("so_gather2"), 0, 0, "gather with a smaller index");
+  check_close(gather(xt(), 0, gi1.transpose(0, 2).slice(0, 0, 3)), test::golden("so_gather_t"), 0, 0,
+              "gather of transposed with a non-contiguous index");
+  CHECK(error_of([&] { index_select(x(), 0, tensor<int64_t>({3})); }) == "index out of range in self");
+  CHECK(raises_index_error([&] { index_select(x(), 0, tensor<int64_t>({-1})); }));
+  CHECK(error_of([&] { index_select(x(), 0, zeros<int64_t>({1, 1})); }) ==
+        "index_select(): Index is supposed to be a vector");
+  CHECK(error_of([&] { index(x(), 1, tensor<int64_t>({4})); }) ==
+        "index 4 is out of bounds for dimension 1 with size 4");
+  CHECK(raises_index_error([&] { index(x(), 0, tensor<int64_t>({-4})); }));
+  const auto m = arange<float>(6).view({2, 3});
+  CHECK(error_of([&] { gather(m, 1, full<int64_t>({1, 1}, 3)); }) ==
+        "index 3 is out of bounds for dimension 1 with size 3");
+  CHECK(raises_index_error([&] { gather(m, 1, full<int64_t>({1, 1}, -1)); }));
+  CHECK(error_of([&] { gather(m, 1, zeros<int64_t>({1})); }) ==
+        "Index tensor must have the same number of dimensions as input tensor");
+  CHECK(error_of([&] { gather(m, 1, zeros<int64_t>({3, 1})); }) ==
+        "Size does not match at dimension 0 expected index [3, 1] to be smaller than self [2, 3] apart from "
+        "dimension 1");
+}
+
+TEST_CASE("scatter and scatter_add") {
+  const auto src = test::golden<float>("so_scatter_src");
+  const auto si = tensor<int64_t>({4, 0, 1, 3, 2, 2}).view({3, 2});
+  check_close(scatter(zeros<float>({3, 5}), 1, si.slice(1, 0, 1).contiguous(), src.slice(1, 0, 1)),
+              test::golden("so_scatter"), 0, 0, "scatter");
+  check_close(scatter(zeros<float>({3, 5}), 1, tensor<int64_t>({4, 0, 1, 3, 2, 1}).view({3, 2}), 2.5),
+              test::golden("so_scatter_val"), 0, 0, "scatter a value");
+  check_close(scatter_add(ones<float>({3, 5}), 1, si, src), test::golden("so_scatter_add"), 0, 0,
+              "scatter_add with a repeated index");
+  check_close(scatter_add(zeros<float>({4, 2}), 0, tensor<int64_t>({3, 0, 3, 3, 0, 1}).view({3, 2}), src),
+              test::golden("so_scatter_add0"), 1e-7, 0, "scatter_add along dim 0");
+  // A bad index leaves the target untouched.
+  auto target = ones<float>({2, 3});
+  const auto bad = tensor<int64_t>({0, 3}).view({1, 2});
+  CHECK(error_of([&] { scatter_(target, 1, bad, ones<float>({1, 2})); }) ==
+        "index 3 is out of bounds for dimension 1 with size 3");
+  CHECK(equal(target, ones<float>({2, 3})));
+  CHECK(error_of([&] { scatter_add_(target, 1, zeros<int64_t>({1, 4}), ones<float>({1, 3})); }) ==
+        "Expected index [1, 4] to be smaller than self [2, 3] apart from dimension 1 and to be smaller size than src "
+        "[1, 3]");
+}
+
+TEST_CASE("masks: masked_fill, masked_select, nonzero, where, one_hot") {
+  const auto mask = test::golden<bool>("so_mask");
+  check_close(masked_fill(x(), mask, -7.0), test::golden("so_masked_fill"), 0, 0, "masked_fill broadcasts the mask");
+  auto filled = x().clone();
+  masked_fill_(filled, mask, -7.0);
+  check_close(filled, test::golden("so_masked_fill"), 0, 0, "masked_fill_");
+  CHECK(masked_select(ones<float>({3, 4, 5}), zeros<bool>({3, 4, 5})).sizes() == Shape{0});
+  const auto ints = test::golden<int64_t>("so_ints");
+  check_close(nonzero(ints), test::golden("so_nonzero"), 0, 0, "nonzero");
+  const auto nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const auto special = tensor<float>({0.f, nan, -0.f, inf, 0.f, 1e-30f}).view({2, 3});
+  check_close(nonzero(special), test::golden("so_nonzero_special"), 0, 0, "NaN is nonzero, -0 is zero");
+  const auto w = where(ints != int64_t{0});
+  REQUIRE(w.size() == 2);
+  CHECK(equal(w[1], nonzero(ints).select(1, 1)));
+  const auto w0 = where(full<bool>({}, true));
+  REQUIRE(w0.size() == 1);
+  CHECK(w0[0].sizes() == Shape{1});
+  const auto oh = tensor<int64_t>({0, 2, 1, 3}).view({2, 2});
+  check_close(one_hot(oh), test::golden("so_one_hot"), 0, 0, "one_hot");
+  check_close(one_hot(oh, 5), test::golden("so_one_hot5"), 0, 0, "one_hot with num_classes");
+  CHECK(error_of([&] { one_hot(oh, 3); }) == "Class values must be smaller than num_classes.");
+  CHECK(error_of([&] { one_hot(tensor<int64_t>({-1}), 3); }) == "Class values must be non-negative.");
+  CHECK(error_of([&] { one_hot(zeros<int64_t>({0})); }) == "Can not infer total number of classes from empty tensor.");
+  CHECK(error_of([&] { masked_fill(arange<float>(6).view({2, 3}), zeros<bool>({3, 2}), 1.0); }) ==
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 1");
+}
+
+TEST_CASE("masked_select broadcasts x against the mask") {
+  const auto sel = test::golden<bool>("so_msel_mask");
+  check_close(masked_select(x().select(0, 0), sel), test::golden("so_masked_select"), 0, 0, "masked_select");
+  check_close(masked_select(xt().select(2, 0).t(), sel), test::golden("so_masked_select"), 0, 0,
+              "masked_select of a transposed x");
+}
+
+TEST_CASE("sort, argsort and topk") {
+  const auto ties = test::golden<int64_t>("so_ties");
+  for (const char* sfx : {"a", "d"}) {
+    const bool desc = sfx[0] == 'd';
+    const std::string s = sfx;
+    auto [v, i] = sort(ties, 1, desc);
+    check_close(v, test::golden("so_sort_ties_" + s), 0, 0, "sort values (ties)");
+    check_close(i, test::golden("so_sort_ties_" + s + "i"), 0, 0, "stable sort indices");
+    auto [vt, it] = sort(ties.t(), 0, desc);
+    check_close(vt, test::golden("so_sort_ties_t" + s), 0, 0, "sort of transposed");
+    check_close(it, test::golden("so_sort_ties_t" + s + "i"), 0, 0, "stable sort indices of transposed");
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const auto sp = tensor<float>({1.f, nan, 3.f, -inf, 3.f, inf, -0.f, nan});
+    auto [sv, si] = sort(sp, -1, desc);
+    check_close(sv, test::golden("so_sort_special_" + s), 0, 0, "sort with NaN and inf");
+    check_close(si, test::golden("so_sort_special_" + s + "i"), 0, 0, "sort indices with NaN and inf");
+    CHECK(equal(argsort(sp, -1, desc), si));
+  }
+  auto [lv, li] = topk(x(), 2, 1);
+  check_close(lv, test::golden("so_topk_l"), 0, 0, "topk largest");
+  check_close(li, test::golden("so_topk_li"), 0, 0, "topk largest indices");
+  auto [sv, si] = topk(xt(), 3, -1, false);
+  check_close(sv, test::golden("so_topk_s"), 0, 0, "topk smallest of transposed");
+  check_close(si, test::golden("so_topk_si"), 0, 0, "topk smallest indices");
+  CHECK(std::get<0>(topk(x(), 0, 1)).sizes() == Shape{3, 0, 5});
+  CHECK(error_of([&] { topk(x(), 6); }) == "selected index k out of range");
+  CHECK(raises_index_error([&] { sort(x(), 3); }));
+}
+
+TEST_CASE("tril, triu and diagonal") {
+  for (int k : {0, 1, -2}) {
+    check_close(tril(x(), k), test::golden("so_tril" + std::to_string(k)), 0, 0, "tril");
+    check_close(triu(xt(), k), test::golden("so_triu" + std::to_string(k)), 0, 0, "triu of transposed");
+  }
+  CHECK(raises_index_error([] { tril(ones<float>({3})); }));
+  for (auto [off, d1, d2] : {std::array<int, 3>{0, 0, 2}, {1, 1, 2}, {-1, 2, 0}, {7, 0, 1}}) {
+    const std::string name =
+        "so_diag_" + std::to_string(off) + "_" + std::to_string(d1) + "_" + std::to_string(d2);
+    check_close(diagonal(x(), off, d1, d2), test::golden(name), 0, 0, name);
+  }
+  // diagonal is a view: writes go through.
+  auto m = zeros<float>({3, 3});
+  diagonal(m).fill_(1.f);
+  CHECK(equal(m, eye<float>(3)));
+  CHECK(error_of([&] { diagonal(m, 0, 0, 0); }) == "diagonal dimensions cannot be identical 0, 0");
+}
