@@ -239,3 +239,30 @@ TEST_CASE("tril, triu and diagonal") {
   CHECK(equal(m, eye<float>(3)));
   CHECK(error_of([&] { diagonal(m, 0, 0, 0); }) == "diagonal dimensions cannot be identical 0, 0");
 }
+
+TEST_CASE("empty tensors and size-1 dims, with NaN and inf") {
+  const auto a = test::golden<float>("so_a");
+  const auto e03 = zeros<float>({0, 3}), e30 = zeros<float>({3, 0});
+  check_close(cat({e03, a}, 0), test::golden("so_e_cat"), 0, 0, "cat with an empty tensor");
+  check_close(stack({zeros<float>({0}), zeros<float>({0})}, 1), test::golden("so_e_stack"), 0, 0, "stack of empties");
+  check_close(repeat(e03, {2, 2}), test::golden("so_e_repeat"), 0, 0, "repeat of empty");
+  check_close(index_select(e30, 0, tensor<int64_t>({2, 0})), test::golden("so_e_index_select"), 0, 0,
+              "index_select of empty rows");
+  check_close(gather(x().select(0, 0), 1, zeros<int64_t>({4, 0})), test::golden("so_e_gather"), 0, 0, "empty gather");
+  check_close(std::get<0>(sort(e30, 1)), test::golden("so_e_sort"), 0, 0, "sort of empty lines");
+  check_close(nonzero(zeros<float>({0})), test::golden("so_e_nonzero"), 0, 0, "nonzero of empty");
+  check_close(diagonal(e03), test::golden("so_e_diag"), 0, 0, "diagonal of empty");
+  check_close(tril(e30), test::golden("so_e_tril"), 0, 0, "tril of empty");
+  const auto one = test::golden<float>("so_one");
+  check_close(std::get<0>(topk(one, 1, 1)), test::golden("so_1_topk"), 0, 0, "topk over a size-1 dim");
+  auto [sv, si] = sort(one, 0);
+  check_close(sv, test::golden("so_1_sort"), 0, 0, "sort with NaN and inf");
+  check_close(si, test::golden("so_1_sorti"), 0, 0, "sort indices with NaN and inf");
+  check_close(flip(one, {0, 1}), test::golden("so_1_flip"), 0, 0, "flip with a size-1 dim");
+  check_close(roll(one, 1, 0), test::golden("so_1_roll"), 0, 0, "roll");
+  check_close(tile(one, {1, 3}), test::golden("so_1_tile"), 0, 0, "tile of a column");
+  check_close(cat({one, one.t().t()}, 1), test::golden("so_1_cat"), 0, 0, "cat of columns");
+  check_close(mm(one.slice(0, 2, 3), ones<float>({1, 4})), test::golden("so_1_mm"), 0, 0, "mm with k = 1");
+  check_close(masked_fill(one, full<bool>({1}, true), 0.5), test::golden("so_1_masked_fill"), 0, 0,
+              "masked_fill with a size-1 mask");
+}
