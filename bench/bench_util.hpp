@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #ifdef TSR_BENCH_TORCH
@@ -63,6 +64,36 @@ double median_ns_per_call(int reps, int calls, F&& f) {
            for (int i = 0; i < calls; ++i) f();
          }) *
          1e9 / calls;
+}
+
+// Per-call times in nanoseconds of several contestants, measured in turns:
+// run r of every contestant happens before run r + 1 of any, so a slow
+// stretch of the shared machine (seen here: the same call on the same
+// addresses taking 121 ns, then 190 ns for a second) hits all of them alike.
+// Returns, per contestant, its sorted per-run times.
+template <class... F>
+std::vector<std::vector<double>> interleaved_ns_per_call(int reps, int calls, F&&... fs) {
+  std::vector<std::vector<double>> out(sizeof...(F));
+  auto one = [calls](auto& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e9 / calls;
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // see median_seconds
+  (one(fs), ...);                                               // warm-up
+  for (int r = 0; r < reps; ++r) {
+    std::size_t k = 0;
+    ((out[k++].push_back(one(fs))), ...);
+  }
+  for (auto& v : out) std::sort(v.begin(), v.end());
+  return out;
+}
+
+// Median milliseconds of two contestants measured in turns (one call per run).
+template <class F, class G>
+std::pair<double, double> paired_ms(int reps, F&& f, G&& g) {
+  const auto t = interleaved_ns_per_call(reps, 1, f, g);
+  return {t[0][t[0].size() / 2] / 1e6, t[1][t[1].size() / 2] / 1e6};
 }
 
 // Keeps the compiler from dropping a computed value.

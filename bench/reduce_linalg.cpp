@@ -110,19 +110,21 @@ int main() {
 
   for (int threads : {1, 2}) {
     bench::set_threads(threads);
-    std::printf("\n== %d thread%s (medians of %d runs)\n", threads, threads > 1 ? "s" : "", kReps);
+    std::printf("\n== %d thread%s (medians of %d runs; tessera and its plain-loop peer run in turns)\n", threads,
+                threads > 1 ? "s" : "", kReps);
     std::printf(" sum(a * b), N = 2^24 floats:\n");
-    const double t_sum = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(sum(a * b).item()); });
-    row("tessera sum(a * b)", t_sum, 8.0 * N);
     std::vector<double> partial(64);
-    const double t_omp = 1e3 * bench::median_seconds(kReps, [&] {
-      bench::plain_parallel(N, [&](int64_t lo, int64_t hi) {
-        partial[static_cast<std::size_t>(lo * 64 / N)] = plain_sum(lo, hi, [&](int64_t i) { return pa[i] * pb[i]; });
-      });
-      double s = 0;
-      for (double p : partial) s += p;
-      bench::keep(s);
-    });
+    const auto [t_sum, t_omp] = bench::paired_ms(
+        kReps, [&] { bench::keep(sum(a * b).item()); },
+        [&] {
+          bench::plain_parallel(N, [&](int64_t lo, int64_t hi) {
+            partial[static_cast<std::size_t>(lo * 64 / N)] = plain_sum(lo, hi, [&](int64_t i) { return pa[i] * pb[i]; });
+          });
+          double s = 0;
+          for (double p : partial) s += p;
+          bench::keep(s);
+        });
+    row("tessera sum(a * b)", t_sum, 8.0 * N);
     row("plain loop, 32 accumulators", t_omp, 8.0 * N);
     double best = t_omp;
 #ifdef TSR_BENCH_EIGEN
@@ -136,27 +138,29 @@ int main() {
 
     std::printf(" %lld x %lld floats:\n", (long long)M, (long long)M);
     const double bytes = 4.0 * M * M;
-    const double t_cols = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(sum(m, {0})); });
+    const auto [t_cols, t_cols_plain] = bench::paired_ms(
+        kReps, [&] { bench::keep(sum(m, {0})); },
+        [&] {
+          tsr::detail::ThreadPool::instance().parallel_for(16, [&](int64_t cb, int64_t ce) {
+            const int64_t c0 = cb * M / 16, c1 = ce * M / 16;
+            for (int64_t c = c0; c < c1; ++c) cols[c] = 0;
+            for (int64_t r = 0; r < M; ++r)
+              for (int64_t c = c0; c < c1; ++c) cols[c] += pm[r * M + c];
+          });
+          bench::keep(cols);
+        });
     row("tessera column sums sum(m, {0})", t_cols, bytes);
-    const double t_cols_plain = 1e3 * bench::median_seconds(kReps, [&] {
-      tsr::detail::ThreadPool::instance().parallel_for(16, [&](int64_t cb, int64_t ce) {
-        const int64_t c0 = cb * M / 16, c1 = ce * M / 16;
-        for (int64_t c = c0; c < c1; ++c) cols[c] = 0;
-        for (int64_t r = 0; r < M; ++r)
-          for (int64_t c = c0; c < c1; ++c) cols[c] += pm[r * M + c];
-      });
-      bench::keep(cols);
-    });
     row("plain loop (row by row, columns in parallel)", t_cols_plain, bytes);
     std::printf("  -> column sums / plain = %.2f (target >= 0.9)\n", t_cols_plain / t_cols);
-    const double t_rows = 1e3 * bench::median_seconds(kReps, [&] { bench::keep(sum(m, {1})); });
+    const auto [t_rows, t_rows_plain] = bench::paired_ms(
+        kReps, [&] { bench::keep(sum(m, {1})); },
+        [&] {
+          tsr::detail::ThreadPool::instance().parallel_for(M, [&](int64_t rb, int64_t re) {
+            for (int64_t r = rb; r < re; ++r) rows[r] = plain_sum(0, M, [&](int64_t c) { return pm[r * M + c]; });
+          });
+          bench::keep(rows);
+        });
     row("tessera row sums sum(m, {1})", t_rows, bytes);
-    const double t_rows_plain = 1e3 * bench::median_seconds(kReps, [&] {
-      tsr::detail::ThreadPool::instance().parallel_for(M, [&](int64_t rb, int64_t re) {
-        for (int64_t r = rb; r < re; ++r) rows[r] = plain_sum(0, M, [&](int64_t c) { return pm[r * M + c]; });
-      });
-      bench::keep(rows);
-    });
     row("plain loop (32 accumulators per row)", t_rows_plain, bytes);
     std::printf("  -> row sums / plain = %.2f (target >= 0.9)\n", t_rows_plain / t_rows);
 
