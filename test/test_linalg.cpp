@@ -48,7 +48,9 @@ TEST_CASE("matmul matches PyTorch on every rank combination") {
               0, "int32");
   // bfloat16 accumulates in float and rounds once: within bfloat16's unit roundoff (2^-8 relative) of the float product
   // of the same (rounded) values.
-  const auto a16 = test::golden<float>("la_mm_a").to<bfloat16>(), b16 = test::golden<float>("la_mm_b").to<bfloat16>();
+  // tsr:: because OpenBLAS's cblas.h (with -Dblas=openblas) declares a global bfloat16.
+  const auto a16 = test::golden<float>("la_mm_a").to<tsr::bfloat16>();
+  const auto b16 = test::golden<float>("la_mm_b").to<tsr::bfloat16>();
   check_close(mm(a16, b16), mm(a16.to<float>(), b16.to<float>()), 1.0 / 256, 1e-6, "bfloat16");
 }
 

@@ -266,3 +266,13 @@ TEST_CASE("empty tensors and size-1 dims, with NaN and inf") {
   check_close(masked_fill(one, full<bool>({1}, true), 0.5), test::golden("so_1_masked_fill"), 0, 0,
               "masked_fill with a size-1 mask");
 }
+
+TEST_CASE("inputs sliced with a step") {
+  const auto xs = x().slice(1, 0, 4, 2).slice(2, 1, 5, 2);  // x[:, ::2, 1::2]
+  check_close(cat({xs, x().slice(1, 1, 4, 2).slice(2, 0, 5, 2)}, 2), test::golden("so_step_cat"), 0, 0, "cat");
+  check_close(std::get<0>(sort(x().slice(2, 0, 5, 2), 2, true)), test::golden("so_step_sort"), 0, 0, "sort");
+  check_close(flip(xs, {1}), test::golden("so_step_flip"), 0, 0, "flip");
+  const auto gi = tensor<int64_t>({1, 0, 1, 1}, {1, 2, 2}).expand({3, 2, 2}).contiguous();
+  check_close(gather(xs, 2, gi), test::golden("so_step_gather"), 0, 0, "gather");
+  check_close(repeat(xs, {1, 2, 1}), test::golden("so_step_repeat"), 0, 0, "repeat");
+}

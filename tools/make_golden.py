@@ -484,6 +484,13 @@ def shape_ops():
         save(f"so_triu{k}", torch.triu(xt, k))
     for off, d1, d2 in ((0, 0, 2), (1, 1, 2), (-1, 2, 0), (7, 0, 1)):
         save(f"so_diag_{off}_{d1}_{d2}", torch.diagonal(x, off, d1, d2))
+    # Sliced with a step (non-unit inner stride).
+    xs = x[:, ::2, 1::2]  # (3, 2, 2)
+    save("so_step_cat", torch.cat([xs, x[:, 1::2, ::2]], 2))
+    save("so_step_sort", torch.sort(x[:, :, ::2], 2, descending=True).values)
+    save("so_step_flip", torch.flip(xs, [1]))
+    save("so_step_gather", torch.gather(xs, 2, torch.tensor([[[1, 0], [1, 1]]] * 3)))
+    save("so_step_repeat", xs.repeat(1, 2, 1))
     # Empty tensors and size-1 dims.
     e03, e30 = torch.zeros(0, 3), torch.zeros(3, 0)
     one = torch.tensor([[float("nan")], [float("inf")], [-1.0]])  # (3, 1) with NaN and inf
