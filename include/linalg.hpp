@@ -33,6 +33,23 @@ constexpr void check_matmul_types() {
                 "matrix products are not implemented for bool and half (as in PyTorch on the CPU)");
 }
 
+// Checks the operands' dtypes, materializes them and calls impl on the tensors.
+template <class A, class B, class Impl>
+auto tensor_product(const A& a, const B& b, Impl impl) {
+  check_matmul_types<A, B>();
+  using T = matmul_value_t<A, B>;
+  return impl(Tensor<T>(a), Tensor<T>(b));
+}
+
+// The operand checks of addmm and addmm_.
+template <class T>
+void check_addmm_operands(const Tensor<T>& a, const Tensor<T>& b) {
+  check(a.dim() == 2, "mat1 must be a matrix, got ", a.dim(), "-D tensor");
+  check(b.dim() == 2, "mat2 must be a matrix, got ", b.dim(), "-D tensor");
+  check(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1), " and ",
+        b.size(0), "x", b.size(1), ")");
+}
+
 template <class T>
 MatView<T> mat_view(const Tensor<T>& t) {
   return {t.data_ptr(), t.stride(0), t.stride(1)};
@@ -243,41 +260,31 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
 // broadcast (a 1-D operand gets a temporary dim that is removed after).
 template <Expression A, Expression B>
 auto matmul(const A& a, const B& b) {
-  detail::check_matmul_types<A, B>();
-  using T = detail::matmul_value_t<A, B>;
-  return detail::matmul_impl<T>(Tensor<T>(a), Tensor<T>(b));
+  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::matmul_impl(x, y); });
 }
 
 // (n x k) x (k x p).
 template <Expression A, Expression B>
 auto mm(const A& a, const B& b) {
-  detail::check_matmul_types<A, B>();
-  using T = detail::matmul_value_t<A, B>;
-  return detail::mm_impl<T>(Tensor<T>(a), Tensor<T>(b));
+  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::mm_impl(x, y); });
 }
 
 // (batch x n x k) x (batch x k x p), no broadcasting (use matmul for that).
 template <Expression A, Expression B>
 auto bmm(const A& a, const B& b) {
-  detail::check_matmul_types<A, B>();
-  using T = detail::matmul_value_t<A, B>;
-  return detail::bmm_impl<T>(Tensor<T>(a), Tensor<T>(b));
+  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::bmm_impl(x, y); });
 }
 
 // (n x k) x (k).
 template <Expression A, Expression B>
 auto mv(const A& a, const B& v) {
-  detail::check_matmul_types<A, B>();
-  using T = detail::matmul_value_t<A, B>;
-  return detail::mv_impl<T>(Tensor<T>(a), Tensor<T>(v));
+  return detail::tensor_product(a, v, [](const auto& x, const auto& y) { return detail::mv_impl(x, y); });
 }
 
 // Inner product of two 1-D tensors of the same dtype, as a 0-d tensor.
 template <Expression A, Expression B>
 auto dot(const A& a, const B& b) {
-  detail::check_matmul_types<A, B>();
-  using T = detail::matmul_value_t<A, B>;
-  return detail::dot_impl<T>(Tensor<T>(a), Tensor<T>(b));
+  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::dot_impl(x, y); });
 }
 
 // out[i][j] = a[i] * b[j], with the usual type promotion (PyTorch computes
@@ -299,10 +306,7 @@ auto addmm(const C& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
   detail::check_matmul_types<C, A>();
   using T = detail::matmul_value_t<A, B>;
   const Tensor<T> ta(a), tb(b);
-  detail::check(ta.dim() == 2, "mat1 must be a matrix, got ", ta.dim(), "-D tensor");
-  detail::check(tb.dim() == 2, "mat2 must be a matrix, got ", tb.dim(), "-D tensor");
-  detail::check(ta.size(1) == tb.size(0), "mat1 and mat2 shapes cannot be multiplied (", ta.size(0), "x",
-                ta.size(1), " and ", tb.size(0), "x", tb.size(1), ")");
+  detail::check_addmm_operands(ta, tb);
   const Tensor<T> tc(c);
   auto out = Tensor<T>::allocate({ta.size(0), tb.size(1)});
   if (beta != S(0)) out.copy_(tc.expand(out.sizes()));
@@ -318,10 +322,7 @@ Tensor<T>& addmm_(Tensor<T>& c, const A& a, const B& b, S beta = 1, S alpha = 1)
   detail::check_matmul_types<Tensor<T>, A>();
   detail::check_matmul_types<A, B>();
   const Tensor<T> ta(a), tb(b);
-  detail::check(ta.dim() == 2, "mat1 must be a matrix, got ", ta.dim(), "-D tensor");
-  detail::check(tb.dim() == 2, "mat2 must be a matrix, got ", tb.dim(), "-D tensor");
-  detail::check(ta.size(1) == tb.size(0), "mat1 and mat2 shapes cannot be multiplied (", ta.size(0), "x",
-                ta.size(1), " and ", tb.size(0), "x", tb.size(1), ")");
+  detail::check_addmm_operands(ta, tb);
   const Shape shape{ta.size(0), tb.size(1)};
   detail::check(c.sizes() == shape, "Bad in-place call: input tensor size ", c.sizes(), " and output tensor size ",
                 shape, " should match");

@@ -114,4 +114,15 @@ void check_close(const G& got_expr, const W& want_expr, double rtol, double atol
   CHECK(bad == 0);
 }
 
+// The message of the tsr::Error that f throws, or "no error".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const tsr::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace test

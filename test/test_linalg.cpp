@@ -5,6 +5,7 @@
 
 using namespace tsr;
 using test::check_close;
+using test::error_of;
 
 namespace {
 
@@ -19,16 +20,6 @@ Tensor<double> reference_mm(const Tensor<T>& a, const Tensor<T>& b) {
       for (int64_t j = 0; j < n; ++j) out(i, j) = out(i, j) + x * static_cast<double>(b(p, j));
     }
   return out;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 }  // namespace

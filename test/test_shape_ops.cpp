@@ -5,18 +5,9 @@
 
 using namespace tsr;
 using test::check_close;
+using test::error_of;
 
 namespace {
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 template <class F>
 bool raises_index_error(F&& f) {
