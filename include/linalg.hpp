@@ -6,6 +6,8 @@
 // As in PyTorch, operands must have the same dtype (checked at compile time:
 // matmul does not promote) and bool and half matmul do not exist.
 #pragma once
+#include <algorithm>
+#include <limits>
 #include <type_traits>
 
 #include "detail/gemm.hpp"
@@ -80,7 +82,10 @@ template <class T>
 bool blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c) {
   const BlasOperand oa = blas_operand(a, m, k), ob = blas_operand(b, k, n);
   const bool c_rows = c.cs == 1 && (m == 1 || c.rs >= n);
-  if (!oa.ok || !ob.ok || !c_rows || k == 0) return false;
+  // CBLAS takes int sizes and strides; larger products stay on our kernel.
+  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+  const bool fits = std::max({m, n, k, oa.ld, ob.ld, c.rs}) <= kMaxInt;
+  if (!oa.ok || !ob.ok || !c_rows || k == 0 || !fits) return false;
   const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   const int ldc = static_cast<int>(m == 1 ? std::max<int64_t>(1, n) : c.rs);
   if constexpr (std::is_same_v<T, float>)
