@@ -66,6 +66,7 @@ void index_reduce_into(T* values, int64_t* indices, const E& e, int64_t dim) {
 
 template <bool Max, Expression E>
 auto index_reduce(const E& e, int64_t dim, bool keepdim, const char* name) {
+  check_no_autograd(name, e);
   using T = typename E::value_type;
   dim = wrap_dim(dim, e.dim());
   if (e.dim() > 0)
@@ -100,11 +101,13 @@ auto argmin(const E& e, int64_t dim, bool keepdim = false) {
 // Over all elements: the index into the flattened input.
 template <Expression E>
 auto argmax(const E& e) {
+  detail::check_no_autograd("argmax", e);
   const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
   return std::get<1>(detail::index_reduce<true>(flat, 0, false, "argmax"));
 }
 template <Expression E>
 auto argmin(const E& e) {
+  detail::check_no_autograd("argmin", e);
   const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
   return std::get<1>(detail::index_reduce<false>(flat, 0, false, "argmin"));
 }

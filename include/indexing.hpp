@@ -78,6 +78,7 @@ void check_scatter_shapes(const Tensor<T>& self, int64_t dim, const Tensor<int64
 template <class T, class Value, class Op>
 void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Strides& src_st, Value value,
                   Op op) {
+  check_in_place(self, ScalarLeaf<T>(T(0)));
   const Tensor<int64_t> idx = index.contiguous();
   const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
   check_indices(idx, 0, size, dim);
@@ -95,6 +96,7 @@ void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, co
 // The slices x.select(dim, index[i]) stacked along dim; index is 1-D (or 0-d).
 template <class T>
 Tensor<T> index_select(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  detail::check_no_autograd("index_select", x);
   detail::check<IndexError>(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
   dim = detail::wrap_dim(dim, x.dim());
   const Tensor<int64_t> idx = index.contiguous();
@@ -129,6 +131,7 @@ Tensor<T> index(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
 // has index's shape, which may be smaller than x's apart from dim.
 template <class T>
 Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  detail::check_no_autograd("gather", x);
   dim = detail::wrap_dim(dim, x.dim());
   detail::check_index_shape(x, index);
   for (int64_t d = 0; d < index.dim(); ++d)
@@ -150,6 +153,7 @@ Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) 
 // Where an index repeats, the last write wins (PyTorch leaves it undefined).
 template <class T>
 Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
+  detail::check_no_autograd("scatter", src);
   dim = detail::wrap_dim(dim, self.dim());
   detail::check_scatter_shapes(self, dim, index, &src);
   const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
@@ -171,6 +175,7 @@ Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, 
 // order (deterministic).
 template <class T>
 Tensor<T>& scatter_add_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
+  detail::check_no_autograd("scatter_add", src);
   dim = detail::wrap_dim(dim, self.dim());
   detail::check_scatter_shapes(self, dim, index, &src);
   const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
@@ -182,11 +187,13 @@ Tensor<T>& scatter_add_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& ind
 // Out-of-place forms: a copy of self with the scatter applied.
 template <class T, class Src>
 Tensor<T> scatter(const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Src& src) {
+  detail::check_no_autograd("scatter", self);
   Tensor<T> out = self.clone();
   return scatter_(out, dim, index, src);
 }
 template <class T>
 Tensor<T> scatter_add(const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
+  detail::check_no_autograd("scatter_add", self);
   Tensor<T> out = self.clone();
   return scatter_add_(out, dim, index, src);
 }
@@ -206,6 +213,7 @@ Tensor<T>& masked_fill_(Tensor<T>& x, const M& mask, S value) {
 // The elements of x where mask is true (both broadcast), as a 1-D tensor.
 template <class T, Expression M>
 Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
+  detail::check_no_autograd("masked_select", x);
   static_assert(std::is_same_v<typename M::value_type, bool>, "masked_select: expected BoolTensor for mask");
   const Shape shape = detail::broadcast_shapes(x.sizes(), mask.sizes());
   const Tensor<T> xs = Tensor<T>(x.expand(shape)).contiguous();

@@ -39,6 +39,7 @@ constexpr void check_matmul_types() {
 template <class A, class B, class Impl>
 auto tensor_product(const A& a, const B& b, Impl impl) {
   check_matmul_types<A, B>();
+  check_no_autograd("matrix products", a, b);
   using T = matmul_value_t<A, B>;
   return impl(Tensor<T>(a), Tensor<T>(b));
 }
@@ -310,6 +311,7 @@ auto addmm(const C& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
   detail::check_matmul_types<A, B>();
   detail::check_matmul_types<C, A>();
   using T = detail::matmul_value_t<A, B>;
+  detail::check_no_autograd("addmm", c, a, b);
   const Tensor<T> ta(a), tb(b);
   detail::check_addmm_operands(ta, tb);
   const Tensor<T> tc(c);
@@ -326,6 +328,8 @@ template <class T, Expression A, Expression B, class S = double>
 Tensor<T>& addmm_(Tensor<T>& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
   detail::check_matmul_types<Tensor<T>, A>();
   detail::check_matmul_types<A, B>();
+  detail::check_in_place(c, ScalarLeaf<T>(T(0)));
+  detail::check_no_autograd("addmm_", a, b);
   const Tensor<T> ta(a), tb(b);
   detail::check_addmm_operands(ta, tb);
   const Shape shape{ta.size(0), tb.size(1)};
@@ -346,6 +350,7 @@ template <Expression X, Expression W>
 auto linear(const X& x, const W& w) {
   detail::check_matmul_types<X, W>();
   using T = detail::matmul_value_t<X, W>;
+  detail::check_no_autograd("linear", x, w);
   const Tensor<T> tw(w);
   return detail::matmul_impl<T>(Tensor<T>(x), tw.dim() == 2 ? tw.t() : tw);
 }

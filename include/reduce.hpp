@@ -216,10 +216,13 @@ template <Expression E>
 auto sum(const E& e) {
   using T = typename E::value_type;
   using R = detail::sum_t<T>;
-  return detail::scalar_tensor<R>(R(detail::reduce_all<detail::SumReducer, acc_t<R>>(e)));
+  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::SumReducer, acc_t<R>>(e)));
+  detail::record_full_reduction(out, e, false);
+  return out;
 }
 template <Expression E>
 auto prod(const E& e) {
+  detail::check_no_autograd("prod", e);
   using T = typename E::value_type;
   using R = detail::sum_t<T>;
   return detail::scalar_tensor<R>(R(detail::reduce_all<detail::ProdReducer, acc_t<R>>(e)));
@@ -230,11 +233,14 @@ auto mean(const E& e) {
   static_assert(is_floating_v<T>, "mean(): could not infer output dtype. Input dtype must be either a floating point "
                                   "or complex dtype. Use mean(cast<float>(x)) for integer tensors.");
   const auto s = detail::reduce_all<detail::SumReducer, acc_t<T>>(e);
-  return detail::scalar_tensor<T>(T(s / acc_t<T>(e.numel())));
+  auto out = detail::scalar_tensor<T>(T(s / acc_t<T>(e.numel())));
+  detail::record_full_reduction(out, e, true);
+  return out;
 }
 namespace detail {
 template <class R, Expression E>
 auto extremum(const E& e, const char* name, const char* hint) {
+  check_no_autograd(name, e);
   using T = typename E::value_type;
   check_nonempty(e, name, hint);
   return scalar_tensor<T>(T(reduce_all<R, acc_t<T>>(e)));

@@ -211,6 +211,7 @@ void reduce_into(A* out, const E& e, const ReducePlan& rp) {
 // in A (and through a temporary of A when the two differ: 16-bit floats).
 template <class Out, class R, class A, Expression E>
 Tensor<Out> reduce_dims(const E& e, const Shape& dims, bool keepdim) {
+  check_no_autograd(R::name, e);
   const uint64_t mask = reduce_mask(dims, e.dim());
   const ReducePlan rp = make_reduce_plan(e, mask);
   auto out = Tensor<Out>::allocate(reduced_shape(e.sizes(), mask, keepdim));

@@ -17,6 +17,7 @@ using scan_acc_t = std::conditional_t<is_floating_v<T>, double, int64_t>;
 // row of `inner` elements advance together (vectorizable, no strided walk).
 template <class Out, class Acc, class T, class Op>
 Tensor<Out> scan(const Tensor<T>& input, int64_t dim, Acc init, Op op) {
+  check_no_autograd("cumsum/cumprod", input);
   const Tensor<T> x = input.contiguous();
   auto out = Tensor<Out>::allocate(x.sizes());
   if (x.numel() == 0) return out;

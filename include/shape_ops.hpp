@@ -34,6 +34,7 @@ inline DimSplit split_at(const Shape& s, int64_t dim) {
 // return valid positions (callers check indices first).
 template <class T, class From>
 Tensor<T> take_along(const Tensor<T>& x, int64_t dim, int64_t count, From from) {
+  check_no_autograd("flip, roll, index_select and index", x);
   const Tensor<T> c = x.contiguous();
   Shape shape = c.sizes();
   if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = count;
@@ -73,6 +74,7 @@ bool skipped_in_cat(const Tensor<T>& t) {
 // Concatenates tensors along an existing dim.
 template <class T>
 Tensor<T> cat(const std::vector<Tensor<T>>& tensors, int64_t dim = 0) {
+  for (const auto& t : tensors) detail::check_no_autograd("cat and stack", t);
   detail::check(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   const Tensor<T>* ref = nullptr;
   for (const auto& t : tensors)
@@ -180,6 +182,7 @@ std::vector<Tensor<T>> chunk(const Tensor<T>& x, int64_t chunks, int64_t dim = 0
 // Reverses the order of elements along each of `dims`.
 template <class T>
 Tensor<T> flip(const Tensor<T>& x, const Shape& dims) {
+  detail::check_no_autograd("flip", x);
   const auto wrapped = detail::unique_dims(dims, x.dim());
   if (x.dim() == 0) return x.clone();
   Tensor<T> out = x.contiguous();
@@ -196,6 +199,7 @@ Tensor<T> flip(const Tensor<T>& x, const Shape& dims) {
 // with no dims, the flattened tensor rotates and keeps its shape.
 template <class T>
 Tensor<T> roll(const Tensor<T>& x, const Shape& shifts, const Shape& dims = {}) {
+  detail::check_no_autograd("roll", x);
   if (dims.empty()) {
     detail::check(shifts.size() == 1, "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", 0);
     return roll(x.flatten(), shifts, Shape{0}).view(x.sizes());
@@ -222,6 +226,7 @@ Tensor<T> roll(const Tensor<T>& x, int64_t shift, int64_t dim) {
 // Tensor.repeat); reps may add leading dims.
 template <class T>
 Tensor<T> repeat(const Tensor<T>& x, const Shape& reps) {
+  detail::check_no_autograd("repeat and tile", x);
   const int64_t n = static_cast<int64_t>(reps.size());
   detail::check(n >= x.dim(),
                 "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
@@ -252,6 +257,7 @@ namespace detail {
 // or below the k-th diagonal.
 template <bool Lower, class T>
 Tensor<T> triangle(const Tensor<T>& x, int64_t k) {
+  check_no_autograd(Lower ? "tril" : "triu", x);
   const int64_t rows_dim = wrap_dim(-2, x.dim());  // PyTorch's error for fewer than 2 dims
   Tensor<T> out = x.clone();
   const int64_t rows = out.size(rows_dim), cols = out.size(-1);

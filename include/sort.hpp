@@ -28,6 +28,7 @@ bool sorts_before(A a, A b) {
 // their positions. Ties break by position, which makes the order total.
 template <class T>
 std::tuple<Tensor<T>, Tensor<int64_t>> sort_lines(const Tensor<T>& x, int64_t dim, int64_t k, bool descending) {
+  check_no_autograd("sort and topk", x);
   const Tensor<T> c = x.contiguous();
   Shape shape = c.sizes();
   if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = k;

@@ -26,6 +26,7 @@ Tensor<T> drop_reduced(Tensor<T> kept, const E& e, const Shape& dims, bool keepd
 // when the mean is large against the spread. Divides by max(0, N - correction).
 template <Expression E>
 auto var(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
+  detail::check_no_autograd("var", e);
   using T = typename E::value_type;
   static_assert(is_floating_v<T>, "std and var only support floating point and complex dtypes");
   using A = acc_t<T>;
@@ -46,6 +47,7 @@ auto std(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = f
 // NumPy (PyTorch overflows to inf there; see docs/differences.md).
 template <Expression E>
 auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
+  detail::check_no_autograd("norm", e);
   using T = floating_t<typename E::value_type>;
   using A = acc_t<T>;
   const auto x = cast<A>(e);
@@ -78,6 +80,7 @@ auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
 }
 template <Expression E>
 auto norm(const E& e, double p = 2) {
+  detail::check_no_autograd("norm", e);
   return norm(e, p, Shape{}, false);
 }
 
@@ -85,6 +88,7 @@ auto norm(const E& e, double p = 2) {
 // not overflow; an all -inf slice gives -inf, and +inf gives +inf.
 template <Expression E>
 auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
+  detail::check_no_autograd("logsumexp", e);
   using T = floating_t<typename E::value_type>;
   using A = acc_t<T>;
   const auto x = cast<A>(e);
@@ -106,6 +110,7 @@ namespace detail {
 // that evaluates output(x, m, s).
 template <Expression E, class F>
 auto softmax_like(const E& e, int64_t dim, F&& output) {
+  check_no_autograd("softmax", e);
   using T = typename E::value_type;
   using A = acc_t<T>;
   wrap_dim(dim, e.dim());

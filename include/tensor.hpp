@@ -2,8 +2,10 @@
 // Views share storage; copies are explicit (clone, contiguous, to).
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "autograd/meta.hpp"
 #include "expr.hpp"
 #include "storage.hpp"
 
@@ -12,6 +14,19 @@ namespace tsr {
 namespace detail {
 template <class T, class E>
 void assign(const Tensor<T>& dst, const E& src);
+// Autograd hooks (autograd/fused.hpp): recording a materialized expression,
+// and refusing in-place writes autograd cannot follow yet.
+template <class T, class E>
+void record_expression(const Tensor<T>& out, const E& e);
+template <class T, class E>
+void check_in_place(const Tensor<T>& dst, const E& src);
+template <class T, class E>
+void record_full_reduction(const Tensor<T>& out, const E& e, bool mean);
+template <class T>
+void record_view(const Tensor<T>& base, const Tensor<T>& view);
+// Refuses inputs that require grad in operations without a backward yet.
+template <class... E>
+void check_no_autograd(const char* op, const E&... inputs);
 
 // The leaf evaluator: a raw pointer and strides aligned to the plan.
 template <class T>
@@ -45,7 +60,7 @@ struct TensorEval {
 };
 }  // namespace detail
 
-// What a tensor handle points at. Autograd metadata joins it in its issue.
+// What a tensor handle points at.
 // numel and contiguity are derived from sizes and strides once, when the
 // geometry is set (every evaluation asks for them).
 struct TensorImpl {
@@ -55,6 +70,7 @@ struct TensorImpl {
   Strides strides;
   int64_t numel = 1;
   bool contiguous = true;
+  std::unique_ptr<detail::AutogradMeta> autograd;  // null unless autograd ever touched this tensor
 
   void set_geometry(Shape sz, Strides st, int64_t off) {
     sizes = std::move(sz);
@@ -101,6 +117,7 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor(const E& e) {  // NOLINT: implicit, `Tensor y = a + b;`
     *this = allocate(e.sizes());
     detail::assign(*this, e);
+    detail::record_expression(*this, e);
   }
 
   // Assignment to a named tensor rebinds it (libtorch semantics) ...
@@ -220,8 +237,13 @@ class Tensor : public ExprBase<Tensor<T>> {
   // ----- in place (each returns *this) --------------------------------------
   template <class E>
   Tensor& copy_(const E& src) {
-    if constexpr (Expression<E>) detail::assign(*this, src);
-    else detail::assign(*this, ScalarLeaf<T>(detail::convert<T>(src)));
+    if constexpr (Expression<E>) {
+      detail::check_in_place(*this, src);
+      detail::assign(*this, src);
+    } else {
+      detail::check_in_place(*this, ScalarLeaf<T>(detail::convert<T>(src)));
+      detail::assign(*this, ScalarLeaf<T>(detail::convert<T>(src)));
+    }
     return *this;
   }
   Tensor& fill_(T value) { return copy_(ScalarLeaf<T>(value)); }
@@ -237,6 +259,21 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class L, class H> Tensor& clamp_(const L& lo, const H& hi);
   Tensor& uniform_(double from = 0, double to = 1);
   Tensor& normal_(double mean = 0, double std = 1);
+
+  // ----- autograd (defined in autograd/tensor_autograd.hpp) -------------------
+  bool requires_grad() const;
+  // Makes a leaf record operations on it (floating types only).
+  Tensor& requires_grad_(bool on = true);
+  // True for tensors no recorded operation produced.
+  bool is_leaf() const;
+  // The accumulated gradient of a leaf (undefined until a backward reaches it).
+  Tensor grad() const;
+  // The name of the node that produced this tensor; "" for leaves.
+  std::string grad_fn_name() const;
+  // Computes the gradients of this tensor with respect to the leaves of its graph.
+  void backward(Tensor gradient = {}, bool retain_graph = false, bool create_graph = false) const;
+  // The same data without history: a new leaf that does not require grad.
+  Tensor detach() const;
 
   // ----- expression interface ------------------------------------------------
   template <class F>
@@ -260,12 +297,19 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor(const Tensor& src, CloneTag) {
     *this = allocate(src.sizes());
     detail::assign(*this, src);
+    detail::record_expression(*this, src);
   }
   const TensorImpl& impl() const {
     detail::check(impl_ != nullptr, "undefined tensor: this Tensor was default-constructed and holds no data");
     return *impl_;
   }
+  // A view of the same storage; autograd records it when this tensor requires grad.
   Tensor with_geometry(Shape sizes, Strides strides, int64_t offset) const {
+    Tensor view = alias_with_geometry(std::move(sizes), std::move(strides), offset);
+    if (impl_->autograd) detail::record_view(*this, view);
+    return view;
+  }
+  Tensor alias_with_geometry(Shape sizes, Strides strides, int64_t offset) const {
     auto impl = detail::make_handle<TensorImpl>();
     impl->storage = storage();
     impl->set_geometry(std::move(sizes), std::move(strides), offset);

@@ -26,5 +26,7 @@
 #include "shape_ops.hpp"
 #include "indexing.hpp"
 #include "sort.hpp"
+#include "autograd/tensor_autograd.hpp"
+#include "autograd/gradcheck.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"

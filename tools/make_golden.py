@@ -518,6 +518,46 @@ def shape_ops():
     save("so_one_hot5", torch.nn.functional.one_hot(oh, 5))
 
 
+def autograd_cases():
+    g = torch.Generator().manual_seed(13)
+
+    def leaf(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g, dtype=dtype).requires_grad_()
+
+    def run(name, inputs, f, grad=None):
+        for i, t in enumerate(inputs):
+            save(f"ag_{name}_in{i}", t)
+        out = f(*inputs)
+        save(f"ag_{name}_out", out)
+        if grad is None:
+            out.backward()
+        else:
+            save(f"ag_{name}_gradout", grad)
+            out.backward(grad)
+        for i, t in enumerate(inputs):
+            save(f"ag_{name}_grad{i}", t.grad)
+
+    run("basic", [leaf(3, 4), leaf(4)],
+        lambda x, y: ((x * y + torch.sin(x)) * torch.exp(-y) / (1 + x * x)).sum())
+    run("twice", [leaf(5)], lambda x: (x * x * x - torch.tanh(x)).sum())
+    z = leaf(6)
+    with torch.no_grad():
+        z[0] = 0.0
+    run("edges", [z], lambda x: (2.5 * x - x / 3 + torch.sqrt(torch.abs(x) + 1) + torch.relu(x) + torch.abs(x)).sum())
+    y = leaf(2, 3)
+    with torch.no_grad():
+        y.abs_().add_(0.5)
+    run("mean", [leaf(2, 3), y], lambda x, y: (torch.sigmoid(x) * torch.log(y) - torch.cos(x)).mean())
+    run("views", [leaf(3, 4), leaf(4, 3), leaf(2, 4)],
+        lambda x, w, z: (x.t() * w).sum() + (x[:, 1:3] ** 2).sum() + x.reshape(12)[::2].sum()
+        + (x[1].expand(2, 4) * z).sum())
+    run("chain", [leaf(4)], lambda x: ((torch.exp(x) * x) - torch.exp(x)).mean())
+    run("cast", [leaf(3, dtype=torch.float64), leaf(3)], lambda x, y: (x * y.double()).sum())
+    run("where", [leaf(7)], lambda x: torch.where(x > 0, x * x, -x).sum())
+    run("pow", [leaf(4)], lambda x: (torch.pow(x, 3) + torch.pow(x, 0) + torch.pow(x * x + 1, 0.5)).sum())
+    run("gradout", [leaf(2, 3), leaf(3)], lambda x, y: x * y, torch.randn(2, 3, generator=g))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     elementwise()
@@ -528,4 +568,5 @@ if __name__ == "__main__":
     reductions_dims()
     linalg()
     shape_ops()
+    autograd_cases()
     print("golden files written to", os.path.normpath(OUT))

@@ -1,0 +1,107 @@
+// Derivative rules of the elementwise ops: Derivative<Op> gives, for the
+// gradient g of a node's result, the gradient expression of each operand
+// (over the node's operand expressions, recomputed inside the fused kernel).
+// Edge cases follow PyTorch: relu'(0) = 0, abs'(0) = 0, sqrt'(0) = inf,
+// pow(x, 0)' = 0.
+#pragma once
+#include <string>
+
+#include "../math.hpp"
+
+namespace tsr::autograd {
+
+[[noreturn]] inline void fail_no_derivative(const char* name) {
+  detail::fail<Error>("the derivative for '", name, "' is not implemented.");
+}
+
+// Ops without a rule yet: backward through them is PyTorch's
+// not-implemented error (only when a leaf below them needs a gradient).
+template <class Op>
+struct Derivative {
+  template <class G, class E> static auto grad(const G& g, const E&) { fail_no_derivative(Op::name), (void)g; return g; }
+  template <class G, class E> static auto grad_a(const G& g, const E&) { fail_no_derivative(Op::name), (void)g; return g; }
+  template <class G, class E> static auto grad_b(const G& g, const E&) { fail_no_derivative(Op::name), (void)g; return g; }
+  template <class G, class E> static auto grad_c(const G& g, const E&) { fail_no_derivative(Op::name), (void)g; return g; }
+};
+
+template <>
+struct Derivative<ops::Add> {
+  template <class G, class E> static auto grad_a(const G& g, const E&) { return g; }
+  template <class G, class E> static auto grad_b(const G& g, const E&) { return g; }
+};
+template <>
+struct Derivative<ops::Sub> {
+  template <class G, class E> static auto grad_a(const G& g, const E&) { return g; }
+  template <class G, class E> static auto grad_b(const G& g, const E&) { return -g; }
+};
+template <>
+struct Derivative<ops::Mul> {
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return g * e.b; }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return g * e.a; }
+};
+template <>
+struct Derivative<ops::Div> {
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return g / e.b; }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return -g * e.a / (e.b * e.b); }
+};
+template <>
+struct Derivative<ops::Neg> {
+  template <class G, class E> static auto grad(const G& g, const E&) { return -g; }
+};
+template <>
+struct Derivative<ops::Square> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * (e.a * 2); }
+};
+template <>
+struct Derivative<ops::Exp> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * exp(e.a); }
+};
+template <>
+struct Derivative<ops::Log> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g / e.a; }
+};
+template <>
+struct Derivative<ops::Sin> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * cos(e.a); }
+};
+template <>
+struct Derivative<ops::Cos> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * -sin(e.a); }
+};
+template <>
+struct Derivative<ops::Tanh> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * (1 - square(tanh(e.a))); }
+};
+template <>
+struct Derivative<ops::Sigmoid> {
+  template <class G, class E> static auto grad(const G& g, const E& e) {
+    return g * (1 - sigmoid(e.a)) * sigmoid(e.a);
+  }
+};
+template <>
+struct Derivative<ops::Sqrt> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g / (sqrt(e.a) * 2); }
+};
+template <>
+struct Derivative<ops::Relu> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return where(e.a > 0, g, 0); }
+};
+template <>
+struct Derivative<ops::Abs> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * sign(e.a); }
+};
+template <>
+struct Derivative<ops::PowScalar> {
+  template <class G, class E> static auto grad(const G& g, const E& e) {
+    // pow(x, 0) has zero gradient everywhere (PyTorch masks it the same way).
+    return where(ScalarLeaf<bool>(e.op.e == 0), 0, g * e.op.e * pow(e.a, e.op.e - 1));
+  }
+};
+template <>
+struct Derivative<ops::Where> {
+  template <class G, class E> static auto grad_a(const G& g, const E&) { return g; }  // the condition: unused
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return where(e.a, g, 0); }
+  template <class G, class E> static auto grad_c(const G& g, const E& e) { return where(e.a, 0, g); }
+};
+
+}  // namespace tsr::autograd

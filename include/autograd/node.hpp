@@ -1,0 +1,129 @@
+// Graph nodes. A node belongs to one result tensor and computes, from the
+// gradient of that result, the gradient contributions to each of its inputs
+// (`next`: the node that produced each input, or that accumulates a leaf's
+// .grad; null where an input needs no gradient).
+//
+// Gradients travel between nodes as TensorImpl handles: the element type of
+// each is fixed by the tensor it belongs to, so both ends know it statically
+// (TypedNode<T> is the node of a Tensor<T> result).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../tensor.hpp"
+#include "grad_mode.hpp"
+
+namespace tsr::autograd {
+
+using GradRef = std::shared_ptr<TensorImpl>;
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual std::string name() const = 0;
+  // The gradient for each entry of `next` (null: no contribution) given the
+  // gradient of this node's result.
+  virtual std::vector<GradRef> apply(const GradRef& grad) = 0;
+  // a + b for two gradients of this node's result (several consumers).
+  virtual GradRef add(const GradRef& a, const GradRef& b) const = 0;
+  // Frees what was saved for backward; apply() afterwards is PyTorch's
+  // "backward through the graph a second time" error.
+  virtual void release_saved() {}
+
+  std::vector<std::shared_ptr<Node>> next;
+};
+
+}  // namespace tsr::autograd
+
+namespace tsr::detail {
+// Materializes e without recording it. Everything backward computes goes
+// through here: recording would also instantiate a node type for every
+// gradient expression, whose backward would instantiate more, forever.
+template <class T, class E>
+Tensor<T> materialize(const E& e) {
+  auto out = Tensor<T>::allocate(e.sizes());
+  assign(out, e);
+  return out;
+}
+}  // namespace tsr::detail
+
+namespace tsr::autograd {
+
+template <class T>
+class TypedNode : public Node {
+ public:
+  GradRef add(const GradRef& a, const GradRef& b) const override {
+    return detail::materialize<T>(Tensor<T>(a) + Tensor<T>(b)).impl_ptr();
+  }
+};
+
+inline void fail_released() {
+  detail::fail<Error>("Trying to backward through the graph a second time (or directly access saved tensors after they "
+                      "have already been freed). Saved intermediate values of the graph are freed when you call "
+                      ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                      "graph a second time or if you need to access saved tensors after calling backward.");
+}
+
+// Adds incoming gradients into a leaf's .grad.
+template <class T>
+class AccumulateGrad final : public TypedNode<T> {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
+  std::string name() const override { return "AccumulateGrad"; }
+  std::vector<GradRef> apply(const GradRef& grad) override {
+    detail::AutogradMeta& meta = *leaf_->autograd;
+    const Tensor<T> g(grad);
+    if (!meta.grad) {
+      // The first gradient becomes .grad; a buffer someone else still holds
+      // (the caller's gradient, a pass-through) is copied first.
+      meta.grad = (grad.use_count() > 1 ? detail::materialize<T>(g) : g).impl_ptr();
+    } else {
+      Tensor<T>(meta.grad) += g;
+    }
+    return {};
+  }
+
+ private:
+  std::shared_ptr<TensorImpl> leaf_;
+};
+
+}  // namespace tsr::autograd
+
+namespace tsr::detail {
+
+template <class T>
+bool requires_grad(const Tensor<T>& t) {
+  const auto& impl = t.impl_ptr();
+  return impl && impl->autograd && impl->autograd->requires_grad;
+}
+
+// The node that receives a gradient for input t: its grad_fn, or (for a
+// leaf) its accumulator; null when t needs no gradient.
+template <class T>
+std::shared_ptr<autograd::Node> gradient_edge(const Tensor<T>& t) {
+  if (!requires_grad(t)) return nullptr;
+  AutogradMeta& meta = *t.impl_ptr()->autograd;
+  if (meta.grad_fn) return meta.grad_fn;
+  if (auto acc = meta.accumulator.lock()) return acc;
+  auto acc = std::make_shared<autograd::AccumulateGrad<T>>(t.impl_ptr());
+  meta.accumulator = acc;
+  return acc;
+}
+
+// Makes `out` the result of `node`: a non-leaf that requires grad.
+template <class T>
+void set_history(const Tensor<T>& out, std::shared_ptr<autograd::Node> node) {
+  auto& impl = *out.impl_ptr();
+  if (!impl.autograd) impl.autograd = std::make_unique<AutogradMeta>();
+  impl.autograd->requires_grad = true;
+  impl.autograd->grad_fn = std::move(node);
+}
+
+// True when an operation on these inputs must be recorded.
+template <class... Ts>
+bool any_requires_grad(const Tensor<Ts>&... ts) {
+  return grad_mode_flag() && (requires_grad(ts) || ...);
+}
+
+}  // namespace tsr::detail

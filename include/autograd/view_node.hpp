@@ -1,0 +1,58 @@
+// Backward of views (view, reshape, transpose, permute, slice, narrow,
+// select, squeeze, unsqueeze, expand, diagonal, as_strided): the gradient
+// of the view is written into a zero buffer laid out like the base's
+// storage, through the view's own strides, and read back through the
+// base's; dims the view broadcasts (stride 0, as expand makes) are summed
+// first. One node type serves every view op.
+#pragma once
+#include "node.hpp"
+#include "../reduce_dims.hpp"
+
+namespace tsr::autograd {
+
+template <class T>
+class ViewNode final : public TypedNode<T> {
+ public:
+  ViewNode(const Tensor<T>& base, const Tensor<T>& view)
+      : base_sizes_(base.sizes()), base_strides_(base.strides()), base_span_(base.extent()),
+        view_sizes_(view.sizes()), view_strides_(view.strides()),
+        view_offset_(view.storage_offset() - base.storage_offset()) {
+    this->next.push_back(detail::gradient_edge(base));
+  }
+  std::string name() const override { return "ViewBackward0"; }
+  std::vector<GradRef> apply(const GradRef& grad) override {
+    Tensor<T> g(grad);
+    Shape sizes = view_sizes_, summed;
+    for (std::size_t d = 0; d < sizes.size(); ++d)
+      if (view_strides_[d] == 0 && sizes[d] > 1) summed.push_back(static_cast<int64_t>(d)), sizes[d] = 1;
+    if (!summed.empty()) g = sum(g, summed, true);
+    auto buffer = zeros<T>({base_span_});
+    buffer.as_strided(sizes, view_strides_, view_offset_).copy_(g);
+    return {detail::materialize<T>(buffer.as_strided(base_sizes_, base_strides_, 0)).impl_ptr()};
+  }
+
+ private:
+  Shape base_sizes_;
+  Strides base_strides_;
+  int64_t base_span_;
+  Shape view_sizes_;
+  Strides view_strides_;
+  int64_t view_offset_;
+};
+
+}  // namespace tsr::autograd
+
+namespace tsr::detail {
+
+template <class T>
+void record_view(const Tensor<T>& base, const Tensor<T>& view) {
+  if constexpr (is_floating_v<T>) {
+    if (!grad_mode_flag() || !requires_grad(base)) return;
+    for (std::size_t d = 0; d < base.sizes().size(); ++d)
+      check(base.strides()[d] != 0 || base.sizes()[d] <= 1,
+            "autograd through a view of a broadcast (expanded) tensor is not implemented yet; clone() it first");
+    set_history(view, std::make_shared<autograd::ViewNode<T>>(base, view));
+  }
+}
+
+}  // namespace tsr::detail

@@ -1,0 +1,196 @@
+// Autograd, first part: fused backward of elementwise expressions, full
+// sum/mean, views, the engine's rules and errors. Gradients are compared with
+// PyTorch 1.13's (tools/make_golden.py: autograd_cases) and with central
+// differences (autograd::gradcheck).
+#include "common.hpp"
+
+using namespace tsr;
+using test::check_close;
+using test::error_of;
+
+namespace {
+
+template <class T = float>
+Tensor<T> leaf(const std::string& name) {
+  return test::golden<T>(name).requires_grad_();
+}
+
+// Checks the output and every input's gradient of case `name` against PyTorch.
+template <class... T>
+void check_case(const std::string& name, const Tensor<float>& out, const std::tuple<Tensor<T>...>& inputs,
+                double rtol = 1e-5) {
+  check_close(out, test::golden("ag_" + name + "_out"), rtol, 1e-6, name + " forward");
+  int i = 0;
+  std::apply([&](const auto&... x) {
+    ((check_close(x.grad(), test::golden("ag_" + name + "_grad" + std::to_string(i)), rtol, 1e-6,
+                  name + " grad " + std::to_string(i)),
+      ++i),
+     ...);
+  }, inputs);
+}
+
+}  // namespace
+
+TEST_CASE("one node per materialized expression, named after its ops") {
+  auto x = leaf("ag_basic_in0"), y = leaf("ag_basic_in1");
+  Tensor<float> z = x * y + sin(x);
+  CHECK(z.grad_fn_name() == "FusedBackward(mul,sin,add)");
+  CHECK(z.requires_grad());
+  CHECK(!z.is_leaf());
+  CHECK(x.is_leaf());
+  CHECK(x.grad_fn_name().empty());
+  CHECK(!x.grad().defined());
+  // Integer and bool results never require grad; without a leaf that does, nothing is recorded.
+  Tensor<bool> positive = x > 0.f;
+  CHECK(!positive.requires_grad());
+  Tensor<float> plain = ones<float>({3}) * 2.f;
+  CHECK(!plain.requires_grad());
+  CHECK(plain.is_leaf());
+}
+
+TEST_CASE("gradients match PyTorch") {
+  {
+    auto x = leaf("ag_basic_in0"), y = leaf("ag_basic_in1");
+    auto out = sum((x * y + sin(x)) * exp(-y) / (1.f + x * x));
+    out.backward();
+    check_case("basic", out, std::tuple{x, y});
+  }
+  {
+    auto x = leaf("ag_twice_in0");
+    auto out = sum(x * x * x - tanh(x));
+    out.backward();
+    check_case("twice", out, std::tuple{x});
+  }
+  {
+    auto x = leaf("ag_edges_in0");  // x[0] == 0: relu'(0) = abs'(0) = 0
+    auto out = sum(2.5f * x - x / 3.f + sqrt(abs(x) + 1.f) + relu(x) + abs(x));
+    out.backward();
+    check_case("edges", out, std::tuple{x});
+  }
+  {
+    auto x = leaf("ag_mean_in0"), y = leaf("ag_mean_in1");
+    auto out = mean(sigmoid(x) * log(y) - cos(x));
+    out.backward();
+    check_case("mean", out, std::tuple{x, y});
+  }
+  {
+    auto x = leaf("ag_chain_in0");
+    Tensor<float> e = exp(x);  // three recorded nodes
+    Tensor<float> p = e * x;
+    auto out = mean(p - e);
+    out.backward();
+    check_case("chain", out, std::tuple{x});
+  }
+  {
+    auto x = leaf<double>("ag_cast_in0");
+    auto y = leaf("ag_cast_in1");
+    auto out = sum(x * cast<double>(y));
+    out.backward();
+    check_close(out, test::golden("ag_cast_out"), 1e-12, 0, "cast forward");
+    check_close(x.grad(), test::golden("ag_cast_grad0"), 1e-12, 0, "double leaf");
+    check_close(y.grad(), test::golden("ag_cast_grad1"), 1e-6, 0, "float leaf through a cast");
+  }
+  {
+    auto x = leaf("ag_where_in0");
+    auto out = sum(where(x > 0.f, x * x, -x));
+    out.backward();
+    check_case("where", out, std::tuple{x});
+  }
+  {
+    auto x = leaf("ag_pow_in0");
+    auto out = sum(pow(x, 3) + pow(x, 0) + pow(x * x + 1.f, 0.5));
+    out.backward();
+    check_case("pow", out, std::tuple{x});
+  }
+  {
+    auto x = leaf("ag_gradout_in0"), y = leaf("ag_gradout_in1");
+    Tensor<float> out = x * y;  // y broadcasts: its gradient is summed over dim 0
+    out.backward(test::golden<float>("ag_gradout_gradout"));
+    check_case("gradout", out, std::tuple{x, y});
+  }
+}
+
+TEST_CASE("views: gradients flow into the base") {
+  auto x = leaf("ag_views_in0"), w = leaf("ag_views_in1"), z = leaf("ag_views_in2");
+  auto out = sum(x.t() * w);
+  auto b = sum(square(x.slice(1, 1, 3)));
+  auto c = sum(x.reshape({12}).slice(0, 0, 12, 2));
+  auto d = sum(x.select(0, 1).expand({2, 4}) * z);
+  Tensor<float> total = out + b + c + d;
+  CHECK(x.t().grad_fn_name() == "ViewBackward0");
+  total.backward();
+  check_case("views", total, std::tuple{x, w, z});
+}
+
+TEST_CASE("gradcheck: every derivative rule against central differences") {
+  manual_seed(2);
+  const Tensor<double> a = randn<double>({3, 4});
+  const Tensor<double> b = abs(randn<double>({4})) + 0.5;
+  using V = std::vector<Tensor<double>>;
+  auto check = [](auto f, V in) { CHECK(autograd::gradcheck(f, std::move(in))); };
+  check([](const V& v) { return Tensor<double>(v[0] + v[1] - v[0] * v[1] / v[1]); }, {a, b});
+  check([](const V& v) { return Tensor<double>(-square(v[0]) + exp(v[0]) * sin(v[0]) - cos(v[1])); }, {a, b});
+  check([](const V& v) { return Tensor<double>(tanh(v[0]) * sigmoid(v[0]) + log(v[1]) * sqrt(v[1])); }, {a, b});
+  check([](const V& v) { return Tensor<double>(relu(v[0]) + abs(v[0]) + pow(v[1], 2.5) + pow(v[0], 3)); }, {a, b});
+  check([](const V& v) { return Tensor<double>(where(v[0] > 0.0, v[0] * v[1], v[1] - v[0])); }, {a, b});
+  check([](const V& v) { return sum(v[0].t().slice(0, 1, 3) * 2.0); }, {a});
+  check([](const V& v) { return mean(v[0] * v[1].unsqueeze(0).expand({3, 4})); }, {a, b});
+  // A wrong rule is caught: gradcheck of a function whose backward is not its derivative.
+  CHECK(error_of([] {
+          autograd::gradcheck([](const V& v) { return Tensor<double>(v[0] * 2.0 + v[0].detach()); }, {ones<double>({2})});
+        }).rfind("Jacobian mismatch for output 0 with respect to input 0", 0) == 0);
+}
+
+TEST_CASE("accumulation, retain_graph and the engine's errors") {
+  auto x = tensor<float>({1.f, -2.f, 3.f}).requires_grad_();
+  auto y = sum(x * x);
+  y.backward({}, /*retain_graph=*/true);
+  y.backward();
+  CHECK(equal(x.grad(), tensor<float>({4.f, -8.f, 12.f})));  // 2 * 2x, accumulated
+  CHECK(error_of([&] { y.backward(); }).rfind("Trying to backward through the graph a second time", 0) == 0);
+  Tensor<float> v = x * 2.f;
+  CHECK(error_of([&] { v.backward(); }) == "grad can be implicitly created only for scalar outputs");
+  CHECK(error_of([] { sum(ones<float>({3})).backward(); }) ==
+        "element 0 of tensors does not require grad and does not have a grad_fn");
+  CHECK(error_of([&] { x.add_(1.f); }) == "a leaf Variable that requires grad is being used in an in-place operation.");
+  CHECK(error_of([] { ones<int64_t>({2}).requires_grad_(); }) ==
+        "only Tensors of floating point dtype can require gradients");
+  CHECK(error_of([&] { v.requires_grad_(false); }).rfind("you can only change requires_grad flags of leaf variables.", 0) ==
+        0);
+  // A saved tensor modified in place (here under NoGradGuard, which allows it) is PyTorch's error at backward.
+  auto w = tensor<float>({1.f, 2.f, 3.f}).requires_grad_();
+  auto u = sum(w * w);
+  {
+    NoGradGuard guard;
+    w.mul_(2.f);
+  }
+  CHECK(error_of([&] { u.backward(); }) ==
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        "[torch.FloatTensor [3]] is at version 1; expected version 0 instead. Hint: enable anomaly detection to find "
+        "the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).");
+}
+
+TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {
+  auto x = tensor<float>({1.f, 2.f}).requires_grad_();
+  {
+    NoGradGuard guard;
+    CHECK(!is_grad_enabled());
+    Tensor<float> y = x * 2.f;
+    CHECK(!y.requires_grad());
+  }
+  CHECK(is_grad_enabled());
+  const auto d = x.detach();
+  CHECK(!d.requires_grad());
+  CHECK(d.is_alias_of(x));
+  Tensor<float> z = d * 3.f;
+  CHECK(!z.requires_grad());
+  // Refused rather than silently detached: they have no backward yet.
+  CHECK(error_of([&] { mm(x.unsqueeze(0), ones<float>({2, 2})); }).rfind("autograd for matrix products", 0) == 0);
+  CHECK(error_of([&] { sum(x, {0}); }).rfind("autograd for sum is not implemented yet", 0) == 0);
+  CHECK(error_of([&] { cat({x, x}); }).rfind("autograd for cat and stack", 0) == 0);
+  CHECK(error_of([&] { Tensor<float> y = x * 2.f; y.add_(1.f); }).rfind("in-place operations on a tensor that requires grad", 0) ==
+        0);
+  // The same operations under NoGradGuard are fine.
+  NoGradGuard guard;
+  CHECK(mm(x.unsqueeze(0), ones<float>({2, 2})).sizes() == Shape{1, 2});
+}
