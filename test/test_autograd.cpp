@@ -194,3 +194,13 @@ TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {
   NoGradGuard guard;
   CHECK(mm(x.unsqueeze(0), ones<float>({2, 2})).sizes() == Shape{1, 2});
 }
+
+TEST_CASE("a chain of 100k nodes: backward and destruction do not recurse") {
+  auto x = tensor<float>({1.f}).requires_grad_();
+  {
+    Tensor<float> y = x * 1.f;
+    for (int i = 0; i < 100000; ++i) y = y * 1.f;
+    sum(y).backward();
+  }  // the whole chain is freed here
+  CHECK(x.grad().item() == 1.f);
+}

@@ -20,7 +20,28 @@ using GradRef = std::shared_ptr<TensorImpl>;
 
 class Node {
  public:
-  virtual ~Node() = default;
+  // Destroying the last handle of a long chain (100k nodes) would recurse
+  // once per node and overflow the stack: nodes this one alone keeps alive
+  // are queued and destroyed by a loop in the outermost destructor instead.
+  // (A derived node's saved tensors are gone by now: derived members die
+  // before this body runs, so `next` holds the last references.)
+  virtual ~Node() {
+    thread_local std::vector<std::shared_ptr<Node>> queue;
+    thread_local bool draining = false;
+    for (auto& n : next)
+      if (n && n.use_count() == 1) queue.push_back(std::move(n));
+    if (draining) return;
+    draining = true;
+    while (!queue.empty()) {
+      std::shared_ptr<Node> n = std::move(queue.back());
+      queue.pop_back();
+      n.reset();  // its destructor queues its own inputs
+    }
+    draining = false;
+  }
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   virtual std::string name() const = 0;
   // The gradient for each entry of `next` (null: no contribution) given the
   // gradient of this node's result.
