@@ -116,8 +116,13 @@ Tensor<L> reduce_to_shape(const G& grad, const Shape& shape) {
   for (std::size_t d = 0; d < out.size(); ++d)
     if (d < lead || (shape[d - lead] == 1 && out[d] != 1)) dims.push_back(static_cast<int64_t>(d));
   // Always a new buffer: a pass-through gradient must not be shared.
-  if (dims.empty()) return materialize<L>(cast<L>(grad)).view(shape);
-  return materialize<L>(cast<L>(sum(grad, dims, true))).view(shape);
+  Tensor<L> full = materialize<L>(cast<L>(grad));
+  if (dims.empty()) return full.view(shape);
+  // The sum runs over the materialized gradient rather than fusing the
+  // gradient expression into it: fused, every gradient expression type
+  // instantiated the whole reduction machinery again, which doubled the
+  // build time of the test suite. One extra pass, for broadcast leaves only.
+  return sum(full, dims, true).view(shape);
 }
 
 // The versions of the saved leaves' storage when they were saved.

@@ -26,18 +26,18 @@ class Node {
   // (A derived node's saved tensors are gone by now: derived members die
   // before this body runs, so `next` holds the last references.)
   virtual ~Node() {
-    thread_local std::vector<std::shared_ptr<Node>> queue;
-    thread_local bool draining = false;
+    DestroyQueue* q = DestroyQueue::get();
+    if (!q) return;  // this thread's queue is gone (thread exit): plain destruction
     for (auto& n : next)
-      if (n && n.use_count() == 1) queue.push_back(std::move(n));
-    if (draining) return;
-    draining = true;
-    while (!queue.empty()) {
-      std::shared_ptr<Node> n = std::move(queue.back());
-      queue.pop_back();
+      if (n && n.use_count() == 1) q->items.push_back(std::move(n));
+    if (q->draining) return;
+    q->draining = true;
+    while (!q->items.empty()) {
+      std::shared_ptr<Node> n = std::move(q->items.back());
+      q->items.pop_back();
       n.reset();  // its destructor queues its own inputs
     }
-    draining = false;
+    q->draining = false;
   }
   Node() = default;
   Node(const Node&) = delete;
@@ -53,6 +53,26 @@ class Node {
   virtual void release_saved() {}
 
   std::vector<std::shared_ptr<Node>> next;
+
+ private:
+  // The per-thread queue of nodes waiting to be destroyed. Nodes may die
+  // during thread exit (a static tensor with a graph) after the queue did;
+  // get() then returns null.
+  struct DestroyQueue {
+    std::vector<std::shared_ptr<Node>> items;
+    bool draining = false;
+    DestroyQueue() { state() = 1; }
+    ~DestroyQueue() { state() = 2; }
+    static int& state() {  // 0: not made yet, 1: alive, 2: destroyed
+      thread_local int s = 0;
+      return s;
+    }
+    static DestroyQueue* get() {
+      if (state() == 2) return nullptr;
+      thread_local DestroyQueue q;
+      return &q;
+    }
+  };
 };
 
 }  // namespace tsr::autograd
