@@ -134,6 +134,14 @@ TEST_CASE("gradcheck: every derivative rule against central differences") {
   check([](const V& v) { return Tensor<double>(relu(v[0]) + abs(v[0]) + pow(v[1], 2.5) + pow(v[0], 3)); }, {a, b});
   check([](const V& v) { return Tensor<double>(where(v[0] > 0.0, v[0] * v[1], v[1] - v[0])); }, {a, b});
   check([](const V& v) { return sum(v[0].t().slice(0, 1, 3) * 2.0); }, {a});
+  const Tensor<double> u = tanh(a) * 0.9;  // inside (-1, 1) for asin, acos, atanh
+  check([](const V& v) { return Tensor<double>(rsqrt(v[1]) + reciprocal(v[1]) + log2(v[1]) + log10(v[1]) + log1p(v[1])); },
+        {a, b});
+  check([](const V& v) { return Tensor<double>(exp2(v[0]) + expm1(v[0]) + tan(v[0] * 0.5) + atan(v[0])); }, {a});
+  check([](const V& v) { return Tensor<double>(asin(v[0]) + acos(v[0]) + atanh(v[0]) + asinh(v[0])); }, {u});
+  check([](const V& v) { return Tensor<double>(sinh(v[0]) + cosh(v[0]) + erf(v[0]) + erfc(v[0])); }, {a});
+  check([](const V& v) { return Tensor<double>(silu(v[0]) + softplus(v[0] * 10.0)); }, {a});
+  check([](const V& v) { return Tensor<double>(maximum(v[0], v[1]) * 2.0 + minimum(v[0], v[1])); }, {a, b});
   check([](const V& v) { return mean(v[0] * v[1].unsqueeze(0).expand({3, 4})); }, {a, b});
   // A wrong rule is caught: gradcheck of a function whose backward is not its derivative.
   CHECK(error_of([] {
@@ -193,6 +201,13 @@ TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {
   // The same operations under NoGradGuard are fine.
   NoGradGuard guard;
   CHECK(mm(x.unsqueeze(0), ones<float>({2, 2})).sizes() == Shape{1, 2});
+}
+
+TEST_CASE("maximum and minimum split the gradient of ties in half, as PyTorch") {
+  auto a = tensor<float>({1.f, 2.f, 3.f}).requires_grad_(), b = tensor<float>({2.f, 2.f, 1.f}).requires_grad_();
+  sum(maximum(a, b)).backward();
+  CHECK(equal(a.grad(), tensor<float>({0.f, 0.5f, 1.f})));
+  CHECK(equal(b.grad(), tensor<float>({1.f, 0.5f, 0.f})));
 }
 
 TEST_CASE("a chain of 100k nodes: backward and destruction do not recurse") {

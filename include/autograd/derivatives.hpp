@@ -104,4 +104,108 @@ struct Derivative<ops::Where> {
   template <class G, class E> static auto grad_c(const G& g, const E& e) { return where(e.a, 0, g); }
 };
 
+// ----- more unary functions -----------------------------------------------------
+template <>
+struct Derivative<ops::Rsqrt> {  // -x^(-3/2) / 2
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * rsqrt(e.a) / e.a * -0.5; }
+};
+template <>
+struct Derivative<ops::Reciprocal> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return -g * square(reciprocal(e.a)); }
+};
+template <>
+struct Derivative<ops::Exp2> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * exp2(e.a) * 0.69314718055994530942; }
+};
+template <>
+struct Derivative<ops::Expm1> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * (expm1(e.a) + 1); }
+};
+template <>
+struct Derivative<ops::Log2> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g / (e.a * 0.69314718055994530942); }
+};
+template <>
+struct Derivative<ops::Log10> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g / (e.a * 2.30258509299404568402); }
+};
+template <>
+struct Derivative<ops::Log1p> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g / (e.a + 1); }
+};
+template <>
+struct Derivative<ops::Tan> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * (1 + square(tan(e.a))); }
+};
+template <>
+struct Derivative<ops::Asin> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * rsqrt(1 - square(e.a)); }
+};
+template <>
+struct Derivative<ops::Acos> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return -g * rsqrt(1 - square(e.a)); }
+};
+template <>
+struct Derivative<ops::Atan> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g / (square(e.a) + 1); }
+};
+template <>
+struct Derivative<ops::Sinh> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * cosh(e.a); }
+};
+template <>
+struct Derivative<ops::Cosh> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * sinh(e.a); }
+};
+template <>
+struct Derivative<ops::Asinh> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * rsqrt(square(e.a) + 1); }
+};
+template <>
+struct Derivative<ops::Atanh> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g / (1 - square(e.a)); }
+};
+template <>
+struct Derivative<ops::Erf> {  // 2 / sqrt(pi) * exp(-x^2)
+  template <class G, class E> static auto grad(const G& g, const E& e) {
+    return g * exp(-square(e.a)) * 1.12837916709551257390;
+  }
+};
+template <>
+struct Derivative<ops::Erfc> {
+  template <class G, class E> static auto grad(const G& g, const E& e) {
+    return g * exp(-square(e.a)) * -1.12837916709551257390;
+  }
+};
+template <>
+struct Derivative<ops::Silu> {  // s (1 + x (1 - s)) with s = sigmoid(x)
+  template <class G, class E> static auto grad(const G& g, const E& e) {
+    return g * sigmoid(e.a) * (1 + e.a * (1 - sigmoid(e.a)));
+  }
+};
+template <>
+struct Derivative<ops::Softplus> {  // beta 1, threshold 20, as the forward
+  template <class G, class E> static auto grad(const G& g, const E& e) { return where(e.a > 20, g, g * sigmoid(e.a)); }
+};
+
+// maximum/minimum: ties split the gradient in half, as PyTorch 1.13 does.
+template <>
+struct Derivative<ops::Maximum> {
+  template <class G, class E> static auto grad_a(const G& g, const E& e) {
+    return where(e.a < e.b, 0, where(e.a == e.b, g * 0.5, g));
+  }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) {
+    return where(e.a > e.b, 0, where(e.a == e.b, g * 0.5, g));
+  }
+};
+template <>
+struct Derivative<ops::Minimum> {
+  template <class G, class E> static auto grad_a(const G& g, const E& e) {
+    return where(e.a > e.b, 0, where(e.a == e.b, g * 0.5, g));
+  }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) {
+    return where(e.a < e.b, 0, where(e.a == e.b, g * 0.5, g));
+  }
+};
+
 }  // namespace tsr::autograd
