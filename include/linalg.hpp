@@ -32,7 +32,7 @@ constexpr void check_matmul_types() {
                 "matrix products need operands of the same dtype (PyTorch: expected scalar type Float but found "
                 "Double); cast one with tsr::cast<T>");
   static_assert(!std::is_same_v<TA, bool> && !std::is_same_v<TA, half>,
-                "matrix products are not implemented for bool and half (as in PyTorch on the CPU)");
+                "matrix products do not exist for bool and half (PyTorch's CPU has none either)");
 }
 
 // Checks the operands' dtypes, materializes them and calls impl on the tensors.

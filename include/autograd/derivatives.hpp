@@ -11,11 +11,12 @@
 namespace tsr::autograd {
 
 [[noreturn]] inline void fail_no_derivative(const char* name) {
-  detail::fail<Error>("the derivative for '", name, "' is not implemented.");
+  detail::fail<Error>("autograd has no derivative rule for '", name,
+                      "' yet: the inputs below it that require grad cannot get a gradient through it");
 }
 
-// Ops without a rule yet: backward through them is PyTorch's
-// not-implemented error (only when a leaf below them needs a gradient).
+// Ops without a rule: backward through them fails with a clear error (only
+// when a leaf below them needs a gradient).
 template <class Op>
 struct Derivative {
   template <class G, class E> static auto grad(const G& g, const E&) { fail_no_derivative(Op::name), (void)g; return g; }

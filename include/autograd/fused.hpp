@@ -127,18 +127,18 @@ Tensor<L> reduce_to_shape(const G& grad, const Shape& shape) {
 
 // The versions of the saved leaves' storage when they were saved.
 struct SavedVersions {
-  std::vector<std::pair<const StorageImpl*, uint64_t>> at_save;
+  std::vector<uint64_t> at_save;
 
   template <class E>
   void record(const E& e) {
-    e.for_each_leaf([&](const auto& leaf) { at_save.emplace_back(leaf.storage().get(), leaf.storage()->version()); });
+    e.for_each_leaf([&](const auto& leaf) { at_save.push_back(leaf.storage()->version()); });
   }
   // PyTorch's error when a saved tensor was modified in place since.
   template <class E>
   void check(const E& e) const {
     std::size_t i = 0;
     e.for_each_leaf([&](const auto& leaf) {
-      const uint64_t now = leaf.storage()->version(), then = at_save[i++].second;
+      const uint64_t now = leaf.storage()->version(), then = at_save[i++];
       if (now == then) return;
       using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
       std::ostringstream os;

@@ -161,10 +161,5 @@ void set_history(const Tensor<T>& out, std::shared_ptr<autograd::Node> node) {
   impl.autograd->grad_fn = std::move(node);
 }
 
-// True when an operation on these inputs must be recorded.
-template <class... Ts>
-bool any_requires_grad(const Tensor<Ts>&... ts) {
-  return grad_mode_flag() && (requires_grad(ts) || ...);
-}
 
 }  // namespace tsr::detail

@@ -21,23 +21,23 @@ void record_full_reduction(const Tensor<T>& out, const E& e, bool mean) {
 // In-place writes autograd cannot follow are refused instead of giving
 // wrong gradients: PyTorch's error for leaves that require grad; for the
 // rest (writing into a recorded result, or writing an expression that
-// requires grad into a tensor), history rebasing is not implemented yet.
+// requires grad into a tensor), autograd has no history rebasing: refused.
 template <class T, class E>
 void check_in_place(const Tensor<T>& dst, const E& src) {
   if (!grad_mode_flag()) return;
   if (requires_grad(dst)) {
     check(!dst.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
     fail<Error>("in-place operations on a tensor that requires grad and has a grad_fn (", dst.grad_fn_name(),
-                ") are not implemented yet; compute it out of place");
+                ") are not supported by autograd; compute it out of place");
   }
-  check(!records(src), "writing an expression that requires grad into an existing tensor in place is not "
-                       "implemented yet; materialize it as a new tensor (Tensor y = expr)");
+  check(!records(src), "autograd does not record writing an expression that requires grad into an existing "
+                       "tensor in place; materialize it as a new tensor (Tensor y = expr)");
 }
 
 template <class... E>
 void check_no_autograd(const char* op, const E&... inputs) {
   if ((records(inputs) || ...))
-    fail<Error>("autograd for ", op, " is not implemented yet, and an input requires grad; compute it under "
+    fail<Error>("autograd does not record ", op, ", and an input requires grad; compute it under "
                 "NoGradGuard or on detach()ed inputs");
 }
 
@@ -85,7 +85,8 @@ Tensor<T> Tensor<T>::detach() const {
 
 template <class T>
 void Tensor<T>::backward(Tensor gradient, bool retain_graph, bool create_graph) const {
-  detail::check(!create_graph, "backward(create_graph=true) is not implemented yet");
+  detail::check(!create_graph, "backward(create_graph=true): the backward pass is not recorded, so second "
+                               "derivatives are not available; call backward with create_graph=false");
   detail::check(requires_grad(), "element 0 of tensors does not require grad and does not have a grad_fn");
   if (!gradient.defined()) {
     detail::check(numel() == 1, "grad can be implicitly created only for scalar outputs");

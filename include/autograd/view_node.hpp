@@ -50,7 +50,7 @@ void record_view(const Tensor<T>& base, const Tensor<T>& view) {
     if (!grad_mode_flag() || !requires_grad(base)) return;
     for (std::size_t d = 0; d < base.sizes().size(); ++d)
       check(base.strides()[d] != 0 || base.sizes()[d] <= 1,
-            "autograd through a view of a broadcast (expanded) tensor is not implemented yet; clone() it first");
+            "autograd does not record views of a broadcast (expanded) tensor that requires grad; clone() it first");
     set_history(view, std::make_shared<autograd::ViewNode<T>>(base, view));
   }
 }
