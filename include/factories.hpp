@@ -17,7 +17,7 @@ Tensor<T> empty(Shape shape, Device device = kCPU) {
 template <class T = float>
 Tensor<T> full(Shape shape, T value, Device device = kCPU) {
   auto t = empty<T>(shape, device);
-  t.fill_(value);
+  detail::assign(t, ScalarLeaf<T>(value));  // a fresh tensor: version 0, as in PyTorch
   return t;
 }
 template <class T = float>
@@ -103,48 +103,59 @@ Tensor<T> from_blob(T* data, Shape shape, Strides strides = {}) {
 
 namespace detail {
 // Fills t in row-major order with draws of `next` (one generator pass, in
-// order, so results do not depend on layout or threads).
+// order, so results do not depend on layout or threads). In place (uniform_,
+// normal_), the write follows PyTorch's in-place rules and bumps t's
+// version; a factory's fresh tensor stays at version 0, as in PyTorch.
 template <class T, class F>
-void fill_sequential(Tensor<T>& t, F&& next) {
+void fill_sequential(Tensor<T>& t, bool in_place, F&& next) {
+  if (in_place) check_in_place(t, ScalarLeaf<T>(T(0)));
   auto& g = Generator::instance();
   std::lock_guard lock(g.mutex());
   auto tmp = t.is_contiguous() ? t : empty<T>(t.sizes());
   T* p = tmp.data_ptr();
   for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = next(g);
-  if (!t.is_alias_of(tmp)) t.copy_(tmp);
-  else t.storage()->bump_version();
+  if (!t.is_alias_of(tmp)) assign(t, tmp);
+  if (in_place) t.storage()->bump_version();
+}
+template <class T>
+void fill_uniform(Tensor<T>& t, double from, double to, bool in_place) {
+  static_assert(is_floating_v<T>, "uniform_ expects a floating point tensor");
+  check(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  fill_sequential(t, in_place, [&](Generator& g) {
+    if constexpr (std::is_same_v<T, double>) return g.uniform_double() * (to - from) + from;
+    else return T(g.uniform_float() * float(to - from) + float(from));
+  });
+}
+template <class T>
+void fill_normal(Tensor<T>& t, double mean, double std, bool in_place) {
+  static_assert(is_floating_v<T>, "normal_ expects a floating point tensor");
+  check(std >= 0, "normal expects std >= 0.0, but found std ", std);
+  fill_sequential(t, in_place, [&](Generator& g) { return convert<T>(g.normal() * std + mean); });
 }
 }  // namespace detail
 
 template <class T>
 Tensor<T>& Tensor<T>::uniform_(double from, double to) {
-  static_assert(is_floating_v<T>, "uniform_ expects a floating point tensor");
-  detail::check(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  detail::fill_sequential(*this, [&](detail::Generator& g) {
-    if constexpr (std::is_same_v<T, double>) return g.uniform_double() * (to - from) + from;
-    else return T(g.uniform_float() * float(to - from) + float(from));
-  });
+  detail::fill_uniform(*this, from, to, true);
   return *this;
 }
 
 template <class T>
 Tensor<T>& Tensor<T>::normal_(double mean, double std) {
-  static_assert(is_floating_v<T>, "normal_ expects a floating point tensor");
-  detail::check(std >= 0, "normal expects std >= 0.0, but found std ", std);
-  detail::fill_sequential(*this, [&](detail::Generator& g) { return detail::convert<T>(g.normal() * std + mean); });
+  detail::fill_normal(*this, mean, std, true);
   return *this;
 }
 
 template <class T = float>
 Tensor<T> rand(Shape shape) {
   auto t = empty<T>(shape);
-  t.uniform_(0, 1);
+  detail::fill_uniform(t, 0, 1, false);
   return t;
 }
 template <class T = float>
 Tensor<T> randn(Shape shape) {
   auto t = empty<T>(shape);
-  t.normal_(0, 1);
+  detail::fill_normal(t, 0, 1, false);
   return t;
 }
 template <class T = int64_t>
@@ -152,7 +163,8 @@ Tensor<T> randint(int64_t low, int64_t high, Shape shape) {
   detail::check(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   auto t = empty<T>(shape);
   const auto range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-  detail::fill_sequential(t, [&](detail::Generator& g) { return static_cast<T>(low + static_cast<int64_t>(g.below(range))); });
+  detail::fill_sequential(t, false,
+                          [&](detail::Generator& g) { return static_cast<T>(low + static_cast<int64_t>(g.below(range))); });
   return t;
 }
 

@@ -66,7 +66,6 @@ void index_reduce_into(T* values, int64_t* indices, const E& e, int64_t dim) {
 
 template <bool Max, Expression E>
 auto index_reduce(const E& e, int64_t dim, bool keepdim, const char* name) {
-  check_no_autograd(name, e);
   using T = typename E::value_type;
   dim = wrap_dim(dim, e.dim());
   if (e.dim() > 0)
@@ -76,6 +75,8 @@ auto index_reduce(const E& e, int64_t dim, bool keepdim, const char* name) {
   auto values = Tensor<T>::allocate(shape);
   auto indices = Tensor<int64_t>::allocate(shape);
   index_reduce_into<Max>(values.data_ptr(), indices.data_ptr(), e, e.dim() == 0 ? 0 : dim);
+  record_op<autograd::tag::IndexReduce>(values, e, e.dim() == 0 ? 0 : dim, indices,
+                                        Max ? "MaxBackward0" : "MinBackward0");
   return std::make_tuple(std::move(values), std::move(indices));
 }
 
@@ -92,24 +93,26 @@ auto min(const E& e, int64_t dim, bool keepdim = false) {
 }
 template <Expression E>
 auto argmax(const E& e, int64_t dim, bool keepdim = false) {
-  return std::get<1>(detail::index_reduce<true>(e, dim, keepdim, "argmax"));
+  return detail::unrecorded([&] { return std::get<1>(detail::index_reduce<true>(e, dim, keepdim, "argmax")); });
 }
 template <Expression E>
 auto argmin(const E& e, int64_t dim, bool keepdim = false) {
-  return std::get<1>(detail::index_reduce<false>(e, dim, keepdim, "argmin"));
+  return detail::unrecorded([&] { return std::get<1>(detail::index_reduce<false>(e, dim, keepdim, "argmin")); });
 }
 // Over all elements: the index into the flattened input.
 template <Expression E>
 auto argmax(const E& e) {
-  detail::check_no_autograd("argmax", e);
-  const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
-  return std::get<1>(detail::index_reduce<true>(flat, 0, false, "argmax"));
+  return detail::unrecorded([&] {
+    const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
+    return std::get<1>(detail::index_reduce<true>(flat, 0, false, "argmax"));
+  });
 }
 template <Expression E>
 auto argmin(const E& e) {
-  detail::check_no_autograd("argmin", e);
-  const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
-  return std::get<1>(detail::index_reduce<false>(flat, 0, false, "argmin"));
+  return detail::unrecorded([&] {
+    const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
+    return std::get<1>(detail::index_reduce<false>(flat, 0, false, "argmin"));
+  });
 }
 
 }  // namespace tsr

@@ -96,7 +96,6 @@ void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, co
 // The slices x.select(dim, index[i]) stacked along dim; index is 1-D (or 0-d).
 template <class T>
 Tensor<T> index_select(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
-  detail::check_no_autograd("index_select", x);
   detail::check<IndexError>(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
   dim = detail::wrap_dim(dim, x.dim());
   const Tensor<int64_t> idx = index.contiguous();
@@ -104,8 +103,11 @@ Tensor<T> index_select(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& i
   const int64_t* p = idx.data_ptr();
   for (int64_t i = 0; i < idx.numel(); ++i)
     detail::check<IndexError>(p[i] >= 0 && p[i] < size, "index out of range in self");
-  if (x.dim() == 0) return x.clone();  // PyTorch returns the scalar itself
-  return detail::take_along(x, dim, idx.numel(), [p](int64_t i) { return p[i]; });
+  // PyTorch returns the scalar itself for a 0-d x.
+  auto out = detail::unrecorded(
+      [&] { return x.dim() == 0 ? x.clone() : detail::take_along(x, dim, idx.numel(), [p](int64_t i) { return p[i]; }); });
+  detail::record_op<autograd::tag::IndexSelect>(out, x, dim, idx, "IndexSelectBackward0");
+  return out;
 }
 
 // Integer-tensor indexing along one dim, x[:, index] in Python for dim 1:
@@ -124,14 +126,15 @@ Tensor<T> index(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
   Shape shape(x.sizes().begin(), x.sizes().begin() + dim);
   for (int64_t s : idx.sizes()) shape.push_back(s);
   for (int64_t d = dim + 1; d < x.dim(); ++d) shape.push_back(x.size(d));
-  return out.view(shape);
+  out = out.view(shape);
+  detail::record_op<autograd::tag::IndexSelect>(out, x, dim, idx, "IndexBackward0");
+  return out;
 }
 
 // out[i][j][k] = x[i][index[i][j][k]][k] for dim 1 (any rank): the result
 // has index's shape, which may be smaller than x's apart from dim.
 template <class T>
 Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
-  detail::check_no_autograd("gather", x);
   dim = detail::wrap_dim(dim, x.dim());
   detail::check_index_shape(x, index);
   for (int64_t d = 0; d < index.dim(); ++d)
@@ -146,6 +149,7 @@ Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) 
   T* dst = out.data_ptr();
   detail::walk_index(idx, dim, x.strides(), out.strides(),
                      [&](int64_t v, int64_t x_off, int64_t out_off) { dst[out_off] = src[x_off + v * step]; });
+  detail::record_op<autograd::tag::Gather>(out, x, dim, idx);
   return out;
 }
 
@@ -153,7 +157,7 @@ Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) 
 // Where an index repeats, the last write wins (PyTorch leaves it undefined).
 template <class T>
 Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
-  detail::check_no_autograd("scatter", src);
+  detail::check_in_place(self, src);
   dim = detail::wrap_dim(dim, self.dim());
   detail::check_scatter_shapes(self, dim, index, &src);
   const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
@@ -175,7 +179,7 @@ Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, 
 // order (deterministic).
 template <class T>
 Tensor<T>& scatter_add_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
-  detail::check_no_autograd("scatter_add", src);
+  detail::check_in_place(self, src);
   dim = detail::wrap_dim(dim, self.dim());
   detail::check_scatter_shapes(self, dim, index, &src);
   const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
@@ -187,15 +191,24 @@ Tensor<T>& scatter_add_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& ind
 // Out-of-place forms: a copy of self with the scatter applied.
 template <class T, class Src>
 Tensor<T> scatter(const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Src& src) {
-  detail::check_no_autograd("scatter", self);
-  Tensor<T> out = self.clone();
-  return scatter_(out, dim, index, src);
+  auto out = detail::unrecorded([&] {
+    Tensor<T> o = self.clone();
+    if constexpr (Expression<Src>) return scatter_(o, dim, index, Tensor<T>(src).detach());
+    else return scatter_(o, dim, index, src);
+  });
+  dim = detail::wrap_dim(dim, self.dim());
+  if constexpr (Expression<Src>) detail::record_op<autograd::tag::Scatter>(out, self, dim, index, Tensor<T>(src), false);
+  else detail::record_op<autograd::tag::Scatter>(out, self, dim, index);
+  return out;
 }
 template <class T>
 Tensor<T> scatter_add(const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& src) {
-  detail::check_no_autograd("scatter_add", self);
-  Tensor<T> out = self.clone();
-  return scatter_add_(out, dim, index, src);
+  auto out = detail::unrecorded([&] {
+    Tensor<T> o = self.clone();
+    return scatter_add_(o, dim, index, src.detach());
+  });
+  detail::record_op<autograd::tag::Scatter>(out, self, detail::wrap_dim(dim, self.dim()), index, src, true);
+  return out;
 }
 
 // x with value wherever mask is true; mask broadcasts with x.

@@ -35,14 +35,36 @@ constexpr void check_matmul_types() {
                 "matrix products do not exist for bool and half (PyTorch's CPU has none either)");
 }
 
-// Checks the operands' dtypes, materializes them and calls impl on the tensors.
-template <class A, class B, class Impl>
-auto tensor_product(const A& a, const B& b, Impl impl) {
+// Checks the operands' dtypes, materializes them, calls impl on the tensors
+// and records the product for autograd (backward_name(a, b) names its node).
+template <class A, class B, class Name, class Impl>
+auto tensor_product(const A& a, const B& b, Name backward_name, Impl impl) {
   check_matmul_types<A, B>();
-  check_no_autograd("matrix products", a, b);
   using T = matmul_value_t<A, B>;
-  return impl(Tensor<T>(a), Tensor<T>(b));
+  const Tensor<T> ta(a), tb(b);
+  auto out = unrecorded([&] { return impl(ta, tb); });
+  record_op<autograd::tag::Matmul>(out, ta, tb, backward_name(ta, tb));
+  return out;
 }
+
+// PyTorch's node names for matmul by operand ranks (its batched and
+// vector-matrix forms are compositions; here they are one MatmulBackward0).
+template <class T>
+const char* matmul_backward_name(const Tensor<T>& a, const Tensor<T>& b) {
+  if (a.dim() == 1 && b.dim() == 1) return "DotBackward0";
+  if (a.dim() == 2 && b.dim() == 1) return "MvBackward0";
+  if (a.dim() == 2 && b.dim() == 2) return "MmBackward0";
+  return "MatmulBackward0";
+}
+template <const char* Name>
+struct FixedName {
+  template <class T>
+  const char* operator()(const Tensor<T>&, const Tensor<T>&) const { return Name; }
+};
+inline constexpr char kMmBackward[] = "MmBackward0";
+inline constexpr char kBmmBackward[] = "BmmBackward0";
+inline constexpr char kMvBackward[] = "MvBackward0";
+inline constexpr char kDotBackward[] = "DotBackward0";
 
 // The operand checks of addmm and addmm_.
 template <class T>
@@ -266,31 +288,36 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
 // broadcast (a 1-D operand gets a temporary dim that is removed after).
 template <Expression A, Expression B>
 auto matmul(const A& a, const B& b) {
-  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::matmul_impl(x, y); });
+  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::matmul_backward_name(x, y); },
+                                [](const auto& x, const auto& y) { return detail::matmul_impl(x, y); });
 }
 
 // (n x k) x (k x p).
 template <Expression A, Expression B>
 auto mm(const A& a, const B& b) {
-  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::mm_impl(x, y); });
+  return detail::tensor_product(a, b, detail::FixedName<detail::kMmBackward>{},
+                                [](const auto& x, const auto& y) { return detail::mm_impl(x, y); });
 }
 
 // (batch x n x k) x (batch x k x p), no broadcasting (use matmul for that).
 template <Expression A, Expression B>
 auto bmm(const A& a, const B& b) {
-  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::bmm_impl(x, y); });
+  return detail::tensor_product(a, b, detail::FixedName<detail::kBmmBackward>{},
+                                [](const auto& x, const auto& y) { return detail::bmm_impl(x, y); });
 }
 
 // (n x k) x (k).
 template <Expression A, Expression B>
 auto mv(const A& a, const B& v) {
-  return detail::tensor_product(a, v, [](const auto& x, const auto& y) { return detail::mv_impl(x, y); });
+  return detail::tensor_product(a, v, detail::FixedName<detail::kMvBackward>{},
+                                [](const auto& x, const auto& y) { return detail::mv_impl(x, y); });
 }
 
 // Inner product of two 1-D tensors of the same dtype, as a 0-d tensor.
 template <Expression A, Expression B>
 auto dot(const A& a, const B& b) {
-  return detail::tensor_product(a, b, [](const auto& x, const auto& y) { return detail::dot_impl(x, y); });
+  return detail::tensor_product(a, b, detail::FixedName<detail::kDotBackward>{},
+                                [](const auto& x, const auto& y) { return detail::dot_impl(x, y); });
 }
 
 // out[i][j] = a[i] * b[j], with the usual type promotion (PyTorch computes
@@ -311,15 +338,17 @@ auto addmm(const C& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
   detail::check_matmul_types<A, B>();
   detail::check_matmul_types<C, A>();
   using T = detail::matmul_value_t<A, B>;
-  detail::check_no_autograd("addmm", c, a, b);
   const Tensor<T> ta(a), tb(b);
   detail::check_addmm_operands(ta, tb);
   const Tensor<T> tc(c);
   auto out = Tensor<T>::allocate({ta.size(0), tb.size(1)});
-  if (beta != S(0)) out.copy_(tc.expand(out.sizes()));
-  else (void)tc.expand(out.sizes());  // the shape check still applies
+  detail::unrecorded([&] {
+    if (beta != S(0)) out.copy_(tc.expand(out.sizes()));
+    else (void)tc.expand(out.sizes());  // the shape check still applies
+  });
   detail::matmul_into(ta.size(0), tb.size(1), ta.size(1), static_cast<T>(alpha), detail::mat_view(ta),
                       detail::mat_view(tb), static_cast<T>(beta), detail::mat_span(out));
+  detail::record_op<autograd::tag::Addmm>(out, tc, ta, tb, static_cast<T>(beta), static_cast<T>(alpha));
   return out;
 }
 
@@ -350,16 +379,18 @@ template <Expression X, Expression W>
 auto linear(const X& x, const W& w) {
   detail::check_matmul_types<X, W>();
   using T = detail::matmul_value_t<X, W>;
-  detail::check_no_autograd("linear", x, w);
   const Tensor<T> tw(w);
-  return detail::matmul_impl<T>(Tensor<T>(x), tw.dim() == 2 ? tw.t() : tw);
+  return matmul(Tensor<T>(x), tw.dim() == 2 ? tw.t() : tw);
 }
+// With a bias: one addmm for a matrix x (the bias is the product's starting
+// value), a product and a fused add otherwise.
 template <Expression X, Expression W, Expression Bias>
 auto linear(const X& x, const W& w, const Bias& b) {
   detail::check_matmul_types<X, Bias>();
-  auto out = linear(x, w);
-  out += b;
-  return out;
+  using T = detail::matmul_value_t<X, W>;
+  const Tensor<T> tx(x), tw(w);
+  if (tx.dim() == 2 && tw.dim() == 2) return addmm(b, tx, tw.t());
+  return Tensor<T>(linear(tx, tw) + b);
 }
 
 }  // namespace tsr

@@ -197,6 +197,9 @@ std::string tensor_repr(const Tensor<T>& t, const PrintOptions& opt = {}) {
     const Formatter f(values, opt);
     body = tensor_body(t, indent, summarize, f, opt);
   }
+  // Autograd state last, as PyTorch prints it.
+  if (!t.grad_fn_name().empty()) suffixes.push_back("grad_fn=<" + t.grad_fn_name() + ">");
+  else if (t.requires_grad()) suffixes.push_back("requires_grad=True");
   return add_suffixes(prefix + body, suffixes, indent, opt);
 }
 

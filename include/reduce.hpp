@@ -222,10 +222,11 @@ auto sum(const E& e) {
 }
 template <Expression E>
 auto prod(const E& e) {
-  detail::check_no_autograd("prod", e);
   using T = typename E::value_type;
   using R = detail::sum_t<T>;
-  return detail::scalar_tensor<R>(R(detail::reduce_all<detail::ProdReducer, acc_t<R>>(e)));
+  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::ProdReducer, acc_t<R>>(e)));
+  detail::record_op<autograd::tag::Prod>(out, e, Shape{}, "ProdBackward0");
+  return out;
 }
 template <Expression E>
 auto mean(const E& e) {
@@ -239,23 +240,24 @@ auto mean(const E& e) {
 }
 namespace detail {
 template <class R, Expression E>
-auto extremum(const E& e, const char* name, const char* hint) {
-  check_no_autograd(name, e);
+auto extremum(const E& e, const char* name, const char* hint, const char* backward_name, bool evenly) {
   using T = typename E::value_type;
   check_nonempty(e, name, hint);
-  return scalar_tensor<T>(T(reduce_all<R, acc_t<T>>(e)));
+  auto out = scalar_tensor<T>(T(reduce_all<R, acc_t<T>>(e)));
+  record_op<autograd::tag::Extremum>(out, e, Shape{}, backward_name, evenly);
+  return out;
 }
 }  // namespace detail
 
 template <Expression E>
-auto amax(const E& e) { return detail::extremum<detail::MaxReducer>(e, "amax", ""); }
+auto amax(const E& e) { return detail::extremum<detail::MaxReducer>(e, "amax", "", "AmaxBackward0", false); }
 template <Expression E>
-auto amin(const E& e) { return detail::extremum<detail::MinReducer>(e, "amin", ""); }
+auto amin(const E& e) { return detail::extremum<detail::MinReducer>(e, "amin", "", "AminBackward0", false); }
 // max(e) / min(e) over all elements (the forms with a dim come with reductions over dims).
 template <Expression E>
-auto max(const E& e) { return detail::extremum<detail::MaxReducer>(e, "max", detail::kDimHint); }
+auto max(const E& e) { return detail::extremum<detail::MaxReducer>(e, "max", detail::kDimHint, "MaxBackward1", true); }
 template <Expression E>
-auto min(const E& e) { return detail::extremum<detail::MinReducer>(e, "min", detail::kDimHint); }
+auto min(const E& e) { return detail::extremum<detail::MinReducer>(e, "min", detail::kDimHint, "MinBackward1", true); }
 
 // True when every element of a and b (broadcast) satisfies
 // |a - b| <= atol + rtol * |b|; NaNs are never close (equal_nan = false).

@@ -211,7 +211,6 @@ void reduce_into(A* out, const E& e, const ReducePlan& rp) {
 // in A (and through a temporary of A when the two differ: 16-bit floats).
 template <class Out, class R, class A, Expression E>
 Tensor<Out> reduce_dims(const E& e, const Shape& dims, bool keepdim) {
-  check_no_autograd(R::name, e);
   const uint64_t mask = reduce_mask(dims, e.dim());
   const ReducePlan rp = make_reduce_plan(e, mask);
   auto out = Tensor<Out>::allocate(reduced_shape(e.sizes(), mask, keepdim));
@@ -256,12 +255,16 @@ void check_nonempty_dims(const E& e, const Shape& dims, const char* name) {
 template <Expression E>
 auto sum(const E& e, const Shape& dims, bool keepdim = false) {
   using R = detail::sum_t<typename E::value_type>;
-  return detail::reduce_dims<R, detail::SumReducer, acc_t<R>>(e, dims, keepdim);
+  auto out = detail::reduce_dims<R, detail::SumReducer, acc_t<R>>(e, dims, keepdim);
+  detail::record_op<autograd::tag::Sum>(out, e, dims, false, "SumBackward1");
+  return out;
 }
 template <Expression E>
 auto prod(const E& e, const Shape& dims, bool keepdim = false) {
   using R = detail::sum_t<typename E::value_type>;
-  return detail::reduce_dims<R, detail::ProdReducer, acc_t<R>>(e, dims, keepdim);
+  auto out = detail::reduce_dims<R, detail::ProdReducer, acc_t<R>>(e, dims, keepdim);
+  detail::record_op<autograd::tag::Prod>(out, e, dims, "ProdBackward1");
+  return out;
 }
 template <Expression E>
 auto mean(const E& e, const Shape& dims, bool keepdim = false) {
@@ -270,19 +273,25 @@ auto mean(const E& e, const Shape& dims, bool keepdim = false) {
                                   "or complex dtype. Use mean(cast<float>(x)) for integer tensors.");
   const auto count = static_cast<double>(detail::reduced_count(e, dims));
   auto s = detail::reduce_dims<acc_t<T>, detail::SumReducer, acc_t<T>>(e, dims, keepdim);
-  return Tensor<T>(cast<T>(s / acc_t<T>(count)));
+  Tensor<T> out(cast<T>(s / acc_t<T>(count)));
+  detail::record_op<autograd::tag::Sum>(out, e, dims, true, "MeanBackward1");
+  return out;
 }
 template <Expression E>
 auto amax(const E& e, const Shape& dims, bool keepdim = false) {
   using T = typename E::value_type;
   detail::check_nonempty_dims(e, dims, "amax");
-  return detail::reduce_dims<T, detail::MaxReducer, acc_t<T>>(e, dims, keepdim);
+  auto out = detail::reduce_dims<T, detail::MaxReducer, acc_t<T>>(e, dims, keepdim);
+  detail::record_op<autograd::tag::Extremum>(out, e, dims, "AmaxBackward0", false);
+  return out;
 }
 template <Expression E>
 auto amin(const E& e, const Shape& dims, bool keepdim = false) {
   using T = typename E::value_type;
   detail::check_nonempty_dims(e, dims, "amin");
-  return detail::reduce_dims<T, detail::MinReducer, acc_t<T>>(e, dims, keepdim);
+  auto out = detail::reduce_dims<T, detail::MinReducer, acc_t<T>>(e, dims, keepdim);
+  detail::record_op<autograd::tag::Extremum>(out, e, dims, "AminBackward0", false);
+  return out;
 }
 // all / any: true where every / some element is nonzero; bool results.
 template <Expression E>

@@ -17,7 +17,6 @@ using scan_acc_t = std::conditional_t<is_floating_v<T>, double, int64_t>;
 // row of `inner` elements advance together (vectorizable, no strided walk).
 template <class Out, class Acc, class T, class Op>
 Tensor<Out> scan(const Tensor<T>& input, int64_t dim, Acc init, Op op) {
-  check_no_autograd("cumsum/cumprod", input);
   const Tensor<T> x = input.contiguous();
   auto out = Tensor<Out>::allocate(x.sizes());
   if (x.numel() == 0) return out;
@@ -53,10 +52,14 @@ template <Expression E>
 auto cumsum(const E& e, int64_t dim) {
   using T = typename E::value_type;
   using Acc = detail::scan_acc_t<T>;
-  return detail::scan<detail::sum_t<T>>(Tensor<T>(e), dim, Acc(0), [](Acc a, Acc b) { return a + b; });
+  auto out = detail::unrecorded(
+      [&] { return detail::scan<detail::sum_t<T>>(Tensor<T>(e), dim, Acc(0), [](Acc a, Acc b) { return a + b; }); });
+  detail::record_op<autograd::tag::Cumsum>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
+  return out;
 }
 template <Expression E>
 auto cumprod(const E& e, int64_t dim) {
+  detail::check_no_autograd("cumprod", e);
   using T = typename E::value_type;
   using Acc = detail::scan_acc_t<T>;
   return detail::scan<detail::sum_t<T>>(Tensor<T>(e), dim, Acc(1), [](Acc a, Acc b) { return a * b; });

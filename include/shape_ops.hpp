@@ -34,7 +34,6 @@ inline DimSplit split_at(const Shape& s, int64_t dim) {
 // return valid positions (callers check indices first).
 template <class T, class From>
 Tensor<T> take_along(const Tensor<T>& x, int64_t dim, int64_t count, From from) {
-  check_no_autograd("flip, roll, index_select and index", x);
   const Tensor<T> c = x.contiguous();
   Shape shape = c.sizes();
   if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = count;
@@ -72,10 +71,10 @@ bool skipped_in_cat(const Tensor<T>& t) {
 }  // namespace detail
 
 // Concatenates tensors along an existing dim.
+namespace detail {
 template <class T>
-Tensor<T> cat(const std::vector<Tensor<T>>& tensors, int64_t dim = 0) {
-  for (const auto& t : tensors) detail::check_no_autograd("cat and stack", t);
-  detail::check(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
+Tensor<T> cat_impl(const std::vector<Tensor<T>>& tensors, int64_t& dim) {
+  check(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   const Tensor<T>* ref = nullptr;
   for (const auto& t : tensors)
     if (!detail::skipped_in_cat(t)) {
@@ -107,6 +106,14 @@ Tensor<T> cat(const std::vector<Tensor<T>>& tensors, int64_t dim = 0) {
   }
   return out;
 }
+}  // namespace detail
+
+template <class T>
+Tensor<T> cat(const std::vector<Tensor<T>>& tensors, int64_t dim = 0) {
+  auto out = detail::unrecorded([&] { return detail::cat_impl(tensors, dim); });
+  detail::record_op<autograd::tag::Cat>(out, tensors, dim, "CatBackward0", false);
+  return out;
+}
 template <class T>
 Tensor<T> cat(std::initializer_list<Tensor<T>> tensors, int64_t dim = 0) {
   return cat(std::vector<Tensor<T>>(tensors), dim);
@@ -120,10 +127,14 @@ Tensor<T> stack(const std::vector<Tensor<T>>& tensors, int64_t dim = 0) {
     detail::check(tensors[i].sizes() == tensors[0].sizes(), "stack expects each tensor to be equal size, but got ",
                   tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   dim = detail::wrap_dim(dim, tensors[0].dim() + 1);
-  std::vector<Tensor<T>> parts;
-  parts.reserve(tensors.size());
-  for (const auto& t : tensors) parts.push_back(t.unsqueeze(dim));
-  return cat(parts, dim);
+  auto out = detail::unrecorded([&] {
+    std::vector<Tensor<T>> parts;
+    parts.reserve(tensors.size());
+    for (const auto& t : tensors) parts.push_back(t.unsqueeze(dim));
+    return detail::cat_impl(parts, dim);
+  });
+  detail::record_op<autograd::tag::Cat>(out, tensors, dim, "StackBackward0", true);
+  return out;
 }
 template <class T>
 Tensor<T> stack(std::initializer_list<Tensor<T>> tensors, int64_t dim = 0) {
@@ -179,10 +190,9 @@ std::vector<Tensor<T>> chunk(const Tensor<T>& x, int64_t chunks, int64_t dim = 0
   return split(x, (n + chunks - 1) / chunks, dim);
 }
 
-// Reverses the order of elements along each of `dims`.
+namespace detail {
 template <class T>
-Tensor<T> flip(const Tensor<T>& x, const Shape& dims) {
-  detail::check_no_autograd("flip", x);
+Tensor<T> flip_impl(const Tensor<T>& x, const Shape& dims) {
   const auto wrapped = detail::unique_dims(dims, x.dim());
   if (x.dim() == 0) return x.clone();
   Tensor<T> out = x.contiguous();
@@ -194,15 +204,22 @@ Tensor<T> flip(const Tensor<T>& x, const Shape& dims) {
   }
   return copied || !out.is_alias_of(x) ? out : out.clone();
 }
+}  // namespace detail
 
-// Rotates elements along dims by shifts (element i moves to i + shift);
-// with no dims, the flattened tensor rotates and keeps its shape.
+// Reverses the order of elements along each of `dims`.
 template <class T>
-Tensor<T> roll(const Tensor<T>& x, const Shape& shifts, const Shape& dims = {}) {
-  detail::check_no_autograd("roll", x);
+Tensor<T> flip(const Tensor<T>& x, const Shape& dims) {
+  auto out = detail::unrecorded([&] { return detail::flip_impl(x, dims); });
+  detail::record_op<autograd::tag::Flip>(out, x, dims);
+  return out;
+}
+
+namespace detail {
+template <class T>
+Tensor<T> roll_impl(const Tensor<T>& x, const Shape& shifts, const Shape& dims) {
   if (dims.empty()) {
     detail::check(shifts.size() == 1, "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", 0);
-    return roll(x.flatten(), shifts, Shape{0}).view(x.sizes());
+    return roll_impl(x.flatten(), shifts, Shape{0}).view(x.sizes());
   }
   detail::check(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
                 ", dims:", dims.size());
@@ -217,16 +234,24 @@ Tensor<T> roll(const Tensor<T>& x, const Shape& shifts, const Shape& dims = {}) 
   }
   return out;
 }
+}  // namespace detail
+
+// Rotates elements along dims by shifts (element i moves to i + shift);
+// with no dims, the flattened tensor rotates and keeps its shape.
+template <class T>
+Tensor<T> roll(const Tensor<T>& x, const Shape& shifts, const Shape& dims = {}) {
+  auto out = detail::unrecorded([&] { return detail::roll_impl(x, shifts, dims); });
+  detail::record_op<autograd::tag::Roll>(out, x, shifts, dims);
+  return out;
+}
 template <class T>
 Tensor<T> roll(const Tensor<T>& x, int64_t shift, int64_t dim) {
   return roll(x, Shape{shift}, Shape{dim});
 }
 
-// Repeats the whole tensor reps[d] times along each dim (PyTorch's
-// Tensor.repeat); reps may add leading dims.
+namespace detail {
 template <class T>
-Tensor<T> repeat(const Tensor<T>& x, const Shape& reps) {
-  detail::check_no_autograd("repeat and tile", x);
+Tensor<T> repeat_impl(const Tensor<T>& x, const Shape& reps) {
   const int64_t n = static_cast<int64_t>(reps.size());
   detail::check(n >= x.dim(),
                 "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
@@ -244,6 +269,16 @@ Tensor<T> repeat(const Tensor<T>& x, const Shape& reps) {
   out.view(pairs).copy_(x.as_strided(pairs, pair_strides, x.storage_offset()));
   return out;
 }
+}  // namespace detail
+
+// Repeats the whole tensor reps[d] times along each dim (PyTorch's
+// Tensor.repeat); reps may add leading dims.
+template <class T>
+Tensor<T> repeat(const Tensor<T>& x, const Shape& reps) {
+  auto out = detail::unrecorded([&] { return detail::repeat_impl(x, reps); });
+  detail::record_op<autograd::tag::Repeat>(out, x, reps);
+  return out;
+}
 
 // numpy.tile: like repeat, but reps shorter than the rank count from the last dim.
 template <class T>
@@ -257,9 +292,8 @@ namespace detail {
 // or below the k-th diagonal.
 template <bool Lower, class T>
 Tensor<T> triangle(const Tensor<T>& x, int64_t k) {
-  check_no_autograd(Lower ? "tril" : "triu", x);
   const int64_t rows_dim = wrap_dim(-2, x.dim());  // PyTorch's error for fewer than 2 dims
-  Tensor<T> out = x.clone();
+  Tensor<T> out = unrecorded([&] { return x.clone(); });
   const int64_t rows = out.size(rows_dim), cols = out.size(-1);
   const int64_t count = rows * cols == 0 ? 0 : out.numel() / (rows * cols);
   T* p = out.data_ptr();
@@ -270,6 +304,7 @@ Tensor<T> triangle(const Tensor<T>& x, int64_t k) {
       if (Lower) std::fill(row + edge, row + cols, T(0));
       else std::fill(row, row + edge, T(0));
     }
+  record_op<autograd::tag::Triangle>(out, x, k, Lower);
   return out;
 }
 }  // namespace detail

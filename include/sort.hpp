@@ -28,7 +28,6 @@ bool sorts_before(A a, A b) {
 // their positions. Ties break by position, which makes the order total.
 template <class T>
 std::tuple<Tensor<T>, Tensor<int64_t>> sort_lines(const Tensor<T>& x, int64_t dim, int64_t k, bool descending) {
-  check_no_autograd("sort and topk", x);
   const Tensor<T> c = x.contiguous();
   Shape shape = c.sizes();
   if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = k;
@@ -74,13 +73,15 @@ auto sort(const E& e, int64_t dim = -1, bool descending = false) {
   using T = typename E::value_type;
   const Tensor<T> x(e);
   dim = detail::wrap_dim(dim, x.dim());
-  return detail::sort_lines(x, dim, x.dim() == 0 ? 1 : x.size(dim), descending);
+  auto r = detail::sort_lines(x, dim, x.dim() == 0 ? 1 : x.size(dim), descending);
+  detail::record_op<autograd::tag::Sort>(std::get<0>(r), x, dim, std::get<1>(r), "SortBackward0");
+  return r;
 }
 
 // The positions that sort x along dim.
 template <Expression E>
 Tensor<int64_t> argsort(const E& e, int64_t dim = -1, bool descending = false) {
-  return std::get<1>(sort(e, dim, descending));
+  return detail::unrecorded([&] { return std::get<1>(sort(e, dim, descending)); });
 }
 
 // The k largest (or smallest) elements along dim, in order, and their
@@ -93,7 +94,9 @@ auto topk(const E& e, int64_t k, int64_t dim = -1, bool largest = true, bool sor
   dim = detail::wrap_dim(dim, x.dim());
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
   detail::check(k >= 0 && k <= n, "selected index k out of range");
-  return detail::sort_lines(x, dim, k, largest);
+  auto r = detail::sort_lines(x, dim, k, largest);
+  detail::record_op<autograd::tag::Sort>(std::get<0>(r), x, dim, std::get<1>(r), "TopkBackward0");
+  return r;
 }
 
 }  // namespace tsr

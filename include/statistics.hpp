@@ -26,29 +26,29 @@ Tensor<T> drop_reduced(Tensor<T> kept, const E& e, const Shape& dims, bool keepd
 // when the mean is large against the spread. Divides by max(0, N - correction).
 template <Expression E>
 auto var(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
-  detail::check_no_autograd("var", e);
   using T = typename E::value_type;
   static_assert(is_floating_v<T>, "std and var only support floating point and complex dtypes");
   using A = acc_t<T>;
-  const auto m = mean(cast<A>(e), dims, true);  // kept dims: it broadcasts against e
-  const auto ss = sum(square(cast<A>(e) - m), dims, keepdim);
-  const double denom = std::max<double>(0, static_cast<double>(detail::reduced_count(e, dims) - correction));
-  return Tensor<T>(cast<T>(ss / A(denom)));
+  auto out = detail::unrecorded([&] {
+    const auto m = mean(cast<A>(e), dims, true);  // kept dims: it broadcasts against e
+    const auto ss = sum(square(cast<A>(e) - m), dims, keepdim);
+    const double denom = std::max<double>(0, static_cast<double>(detail::reduced_count(e, dims) - correction));
+    return Tensor<T>(cast<T>(ss / A(denom)));
+  });
+  detail::record_op<autograd::tag::Var>(out, e, dims, correction, false);
+  return out;
 }
 template <Expression E>
 auto std(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
   using T = typename E::value_type;
-  Tensor<T> v = var(e, dims, correction, keepdim);
-  return Tensor<T>(sqrt(v));
+  auto out = detail::unrecorded([&] { return Tensor<T>(sqrt(var(e, dims, correction, keepdim))); });
+  detail::record_op<autograd::tag::Var>(out, e, dims, correction, true);
+  return out;
 }
 
-// The p-norm over dims (p = 2, 1, inf, -inf, 0 or any real). p = 2 is
-// scaled by the largest magnitude, so norm([1e20f, 1e20f]) is finite as in
-// NumPy (PyTorch overflows to inf there; see docs/differences.md).
-template <Expression E>
-auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
-  detail::check_no_autograd("norm", e);
-  using T = floating_t<typename E::value_type>;
+namespace detail {
+template <class T, Expression E>
+Tensor<T> norm_impl(const E& e, double p, const Shape& dims, bool keepdim) {
   using A = acc_t<T>;
   const auto x = cast<A>(e);
   constexpr double inf = std::numeric_limits<double>::infinity();
@@ -78,18 +78,27 @@ auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
   }
   return detail::drop_reduced(Tensor<T>(cast<T>(r)), e, dims, keepdim);
 }
+}  // namespace detail
+
+// The p-norm over dims (p = 2, 1, inf, -inf, 0 or any real). p = 2 is
+// scaled by the largest magnitude, so norm([1e20f, 1e20f]) is finite as in
+// NumPy (PyTorch overflows to inf there; see docs/differences.md).
+template <Expression E>
+auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
+  using T = floating_t<typename E::value_type>;
+  auto out = detail::unrecorded([&] { return detail::norm_impl<T>(e, p, dims, keepdim); });
+  detail::record_op<autograd::tag::Norm>(out, e, p, dims);
+  return out;
+}
 template <Expression E>
 auto norm(const E& e, double p = 2) {
-  detail::check_no_autograd("norm", e);
   return norm(e, p, Shape{}, false);
 }
 
-// log(sum(exp(e))) over dims, shifted by the maximum so that large inputs do
-// not overflow; an all -inf slice gives -inf, and +inf gives +inf.
-template <Expression E>
-auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
-  detail::check_no_autograd("logsumexp", e);
-  using T = floating_t<typename E::value_type>;
+
+namespace detail {
+template <class T, Expression E>
+Tensor<T> logsumexp_impl(const E& e, const Shape& dims, bool keepdim) {
   using A = acc_t<T>;
   const auto x = cast<A>(e);
   Tensor<A> r;
@@ -103,22 +112,36 @@ auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
   }
   return detail::drop_reduced(Tensor<T>(cast<T>(r)), e, dims, keepdim);
 }
+}  // namespace detail
+
+// log(sum(exp(e))) over dims, shifted by the maximum so that large inputs do
+// not overflow; an all -inf slice gives -inf, and +inf gives +inf.
+template <Expression E>
+auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
+  using T = floating_t<typename E::value_type>;
+  auto out = detail::unrecorded([&] { return detail::logsumexp_impl<T>(e, dims, keepdim); });
+  detail::record_op<autograd::tag::Logsumexp>(out, e, dims);
+  return out;
+}
 
 namespace detail {
 // softmax and log_softmax: the row maximum m and the sum s of exp(x - m),
 // both kept as dims of size 1 (two passes over e), then one output pass
 // that evaluates output(x, m, s).
 template <Expression E, class F>
-auto softmax_like(const E& e, int64_t dim, F&& output) {
-  check_no_autograd("softmax", e);
+auto softmax_like(const E& e, int64_t dim, bool log, F&& output) {
   using T = typename E::value_type;
   using A = acc_t<T>;
-  wrap_dim(dim, e.dim());
-  if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
-  const auto x = cast<A>(e);
-  const Tensor<A> m = amax(x, Shape{dim}, true);
-  const Tensor<A> s = sum(exp(x - m), Shape{dim}, true);
-  return Tensor<T>(cast<T>(output(x, m, s)));
+  dim = wrap_dim(dim, e.dim());
+  auto out = unrecorded([&] {
+    if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
+    const auto x = cast<A>(e);
+    const Tensor<A> m = amax(x, Shape{dim}, true);
+    const Tensor<A> s = sum(exp(x - m), Shape{dim}, true);
+    return Tensor<T>(cast<T>(output(x, m, s)));
+  });
+  record_op<autograd::tag::Softmax>(out, e, dim, log);
+  return out;
 }
 }  // namespace detail
 
@@ -127,7 +150,8 @@ template <Expression E>
 auto softmax(const E& e, int64_t dim) {
   static_assert(is_floating_v<typename E::value_type>,
                 "softmax(): expected a floating point input (cast<float>(x) for integers)");
-  return detail::softmax_like(e, dim, [](const auto& x, const auto& m, const auto& s) { return exp(x - m) / s; });
+  return detail::softmax_like(e, dim, false,
+                              [](const auto& x, const auto& m, const auto& s) { return exp(x - m) / s; });
 }
 template <Expression E>
 auto log_softmax(const E& e, int64_t dim) {
@@ -135,7 +159,7 @@ auto log_softmax(const E& e, int64_t dim) {
                 "log_softmax(): expected a floating point input (cast<float>(x) for integers)");
   // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away
   // the digits of log(s) when m is large.
-  return detail::softmax_like(e, dim, [](const auto& x, const auto& m, const auto& s) {
+  return detail::softmax_like(e, dim, true, [](const auto& x, const auto& m, const auto& s) {
     using A = typename std::remove_cvref_t<decltype(s)>::value_type;
     const Tensor<A> log_s = log(s);
     return (x - m) - log_s;

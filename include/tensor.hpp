@@ -1,11 +1,14 @@
 // Tensor<T>: a shared handle to storage, offset, sizes and strides.
 // Views share storage; copies are explicit (clone, contiguous, to).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "autograd/grad_mode.hpp"
 #include "autograd/meta.hpp"
+#include "autograd/tags.hpp"
 #include "expr.hpp"
 #include "storage.hpp"
 
@@ -24,6 +27,10 @@ template <class T, class E>
 void record_full_reduction(const Tensor<T>& out, const E& e, bool mean);
 template <class T>
 void record_view(const Tensor<T>& base, const Tensor<T>& view);
+// Records out as the result of the op Tag over args when one of them
+// requires grad (autograd/function_node.hpp; the rules in autograd/*_rules.hpp).
+template <class Tag, class T, class... Args>
+void record_op(const Tensor<T>& out, const Args&... args);
 // Refuses inputs that require grad in operations without a backward yet.
 template <class... E>
 void check_no_autograd(const char* op, const E&... inputs);
@@ -244,6 +251,8 @@ class Tensor : public ExprBase<Tensor<T>> {
       detail::check_in_place(*this, ScalarLeaf<T>(detail::convert<T>(src)));
       detail::assign(*this, ScalarLeaf<T>(detail::convert<T>(src)));
     }
+    // Every in-place write bumps the version (a new tensor starts at 0).
+    storage()->bump_version();
     return *this;
   }
   Tensor& fill_(T value) { return copy_(ScalarLeaf<T>(value)); }
@@ -268,6 +277,11 @@ class Tensor : public ExprBase<Tensor<T>> {
   bool is_leaf() const;
   // The accumulated gradient of a leaf (undefined until a backward reaches it).
   Tensor grad() const;
+  // The .grad slot itself: assign to it (an undefined Tensor clears it).
+  Tensor& mutable_grad();
+  // hook(grad) runs when this tensor's gradient is computed; a defined
+  // result replaces the gradient.
+  void register_hook(std::function<Tensor<T>(const Tensor<T>&)> hook);
   // The name of the node that produced this tensor; "" for leaves.
   std::string grad_fn_name() const;
   // Computes the gradients of this tensor with respect to the leaves of its graph.

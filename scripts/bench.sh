@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the benchmarks with their peers (Eigen, xtensor, libtorch, OpenBLAS) and runs one.
-# Usage: scripts/bench.sh [elementwise|reduce_linalg]
+# Usage: scripts/bench.sh [elementwise|reduce_linalg|autograd]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh libeigen3-dev xtensor-dev libtorch-dev libopenblas-dev
 [ -f build-bench/build.ninja ] || meson setup build-bench -Dtests=false >/dev/null
-meson compile -C build-bench >/dev/null
+meson compile -C build-bench "bench/${1:-elementwise}" >/dev/null
 ./build-bench/bench/"${1:-elementwise}"

@@ -57,3 +57,15 @@ TEST_CASE("expressions print by evaluating; views print their own elements") {
   CHECK(test::repr(x > 2.f) == "tensor([[False, False, False],\n        [ True,  True,  True]])");
   CHECK(test::repr(Tensor<float>()) == "[ Tensor (undefined) ]");
 }
+
+TEST_CASE("autograd state is printed last, as PyTorch 1.13 prints it") {
+  // Texts from torch 1.13; the node names are tessera's (docs/autograd.md).
+  auto x = tensor<float>({1.f, 2.f}).requires_grad_();
+  CHECK(test::repr(x) == "tensor([1., 2.], requires_grad=True)");
+  CHECK(test::repr(tensor<double>({1., 2.}).requires_grad_()) ==
+        "tensor([1., 2.], dtype=torch.float64, requires_grad=True)");
+  CHECK(test::repr(zeros<float>({0}).requires_grad_()) == "tensor([], requires_grad=True)");
+  CHECK(test::repr(Tensor<float>(x * 2.f)) == "tensor([2., 4.], grad_fn=<FusedBackward(mul)>)");
+  CHECK(test::repr(sum(x * 2.f)) == "tensor(6., grad_fn=<SumBackward(mul)>)");
+  CHECK(test::repr(x.detach()) == "tensor([1., 2.])");
+}

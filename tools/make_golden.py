@@ -558,6 +558,88 @@ def autograd_cases():
     run("gradout", [leaf(2, 3), leaf(3)], lambda x, y: x * y, torch.randn(2, 3, generator=g))
 
 
+def autograd_ops():
+    """Gradients of the ops with their own backward: reductions over dims,
+    matrix products, shape and indexing ops (ago_* files)."""
+    g = torch.Generator().manual_seed(17)
+
+    def leaf(*shape):
+        return torch.randn(*shape, generator=g).requires_grad_()
+
+    def given(values):
+        return torch.tensor(values, dtype=torch.float32).requires_grad_()
+
+    def run(name, inputs, f):
+        for i, t in enumerate(inputs):
+            save(f"ago_{name}_in{i}", t)
+        out = f(*inputs)
+        save(f"ago_{name}_out", out)
+        grad = torch.randn(out.shape, generator=g)
+        save(f"ago_{name}_gradout", grad)
+        out.backward(grad)
+        for i, t in enumerate(inputs):
+            save(f"ago_{name}_grad{i}", t.grad if t.grad is not None else torch.zeros_like(t))
+
+    ties = [[1.0, 3.0, 3.0, 0.5], [2.0, 2.0, 0.0, 2.0], [-1.0, -4.0, -1.0, -2.0]]
+    zeros = [[2.0, 0.0, 3.0, 1.5], [0.0, 0.0, 3.0, 1.0], [1.0, 2.0, 3.0, -0.5]]
+    with_zero_row = [[1.0, -2.0, 2.0, 0.5], [0.0, 0.0, 0.0, 0.0], [3.0, 1.0, -1.0, 2.0]]
+    run("sum_dims", [leaf(3, 4, 5)], lambda x: (torch.sin(x) * 2).sum((0, 2)))
+    run("mean_keep", [leaf(3, 4, 5)], lambda x: x.mean(1, keepdim=True))
+    run("amax_ties", [given(ties)], lambda x: x.amax(1))
+    run("amin_full", [given(ties)], lambda x: x.amin().reshape(1))
+    run("max_full_ties", [given(ties)], lambda x: x.max().reshape(1))
+    run("max_dim", [given(ties)], lambda x: x.max(0)[0])
+    run("min_dim_keep", [given(ties)], lambda x: x.min(1, keepdim=True)[0])
+    run("prod_zeros", [given(zeros)], lambda x: x.prod(1))
+    run("prod_full", [leaf(2, 3)], lambda x: x.prod().reshape(1))
+    run("var", [leaf(3, 5)], lambda x: x.var(1))
+    run("std_const_row", [given([[2.0, 2.0, 2.0], [1.0, 3.0, 0.0]])], lambda x: x.std(1))
+    run("var_c0", [leaf(4, 3)], lambda x: x.var(0, unbiased=False))
+    for p, tag in [(2, "2"), (1, "1"), (float("inf"), "inf"), (3, "3")]:
+        run(f"norm{tag}", [given(with_zero_row)], lambda x, p=p: torch.linalg.vector_norm(x, p, dim=1))
+    run("logsumexp", [leaf(3, 5)], lambda x: torch.logsumexp(x * 3, 1))
+    run("softmax", [leaf(3, 5)], lambda x: torch.softmax(x, 1))
+    run("log_softmax", [leaf(4, 3)], lambda x: torch.log_softmax(x, 0))
+    run("cumsum", [leaf(3, 5)], lambda x: torch.cumsum(x, 1))
+    run("matmul_bcast", [leaf(2, 1, 3, 4), leaf(5, 4, 2)], torch.matmul)
+    run("matmul_vec_mat", [leaf(4), leaf(2, 4, 3)], torch.matmul)
+    run("mm", [leaf(5, 7), leaf(7, 3)], torch.mm)
+    run("mv", [leaf(5, 7), leaf(7)], torch.mv)
+    run("dot", [leaf(7), leaf(7)], lambda a, b: torch.dot(a, b).reshape(1))
+    run("addmm", [leaf(3), leaf(2, 4), leaf(4, 3)], lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0))
+    run("linear3d", [leaf(2, 3, 4), leaf(5, 4), leaf(5)], torch.nn.functional.linear)
+    run("cat", [leaf(2, 3), leaf(2, 1)], lambda a, b: torch.cat([a, b, a], 1))
+    run("stack", [leaf(2, 3), leaf(2, 3)], lambda a, b: torch.stack([a, b], 2))
+    run("index_select", [leaf(3, 4)], lambda x: x.index_select(1, torch.tensor([3, 0, 3, 1])))
+    run("index_neg", [leaf(3, 4)], lambda x: x[:, torch.tensor([[-1, 0], [0, 2]])])
+    run("gather", [leaf(3, 4)], lambda x: x.gather(0, torch.tensor([[0, 2, 1, 1], [2, 2, 0, 0]])))
+    run("scatter", [leaf(3, 4), leaf(2, 4)], lambda x, s: x.scatter(0, torch.tensor([[0, 2, 1, 1], [2, 1, 0, 0]]), s))
+    run("scatter_add", [leaf(3, 4), leaf(2, 4)],
+        lambda x, s: x.scatter_add(0, torch.tensor([[0, 2, 1, 1], [0, 2, 0, 0]]), s))
+    run("sort", [leaf(3, 5)], lambda x: x.sort(1, descending=True)[0])
+    run("topk", [leaf(5, 3)], lambda x: x.topk(2, 0)[0])
+    run("flip", [leaf(3, 4)], lambda x: x.flip(0, 1))
+    run("roll", [leaf(3, 4)], lambda x: x.roll((1, -1), (0, 1)))
+    run("repeat", [leaf(2, 3)], lambda x: x.repeat(2, 1, 3))
+    run("tril", [leaf(4, 3)], lambda x: x.tril(-1))
+    # The remaining elementwise rules, at their edges.
+    nan, inf = float("nan"), float("inf")
+    run("clamp_edges", [given([-2.0, 0.0, 1.0, 2.0, 3.0, nan]), given([-1.0, 0.0, 1.0, 2.5, 4.0, 0.0]),
+                        given([1.0, 0.0, 1.0, 2.0, 3.5, 1.0])], torch.clamp)
+    run("clamp_scalars", [given([-2.0, -1.0, 0.0, 1.0, 2.0])], lambda x: torch.clamp(x, -1.0, 1.0))
+    run("pow_edges", [given([0.0, 0.0, 0.0, 2.0, -1.0, 1.5]), given([2.0, 0.0, -1.0, 0.5, 2.0, -0.5])], torch.pow)
+    run("gelu", [leaf(9)], torch.nn.functional.gelu)
+    run("gelu_tanh", [leaf(9)], lambda x: torch.nn.functional.gelu(x, approximate="tanh"))
+    run("acosh_edges", [given([1.0, 2.0, 0.5, 3.0])], torch.acosh)
+    run("nan_to_num", [given([nan, inf, -inf, 1.0])], torch.nan_to_num)
+    run("atan2", [leaf(5), leaf(5)], torch.atan2)
+    run("lerp", [leaf(4), leaf(4), leaf(4)], torch.lerp)
+    run("rem_fmod", [given([5.5, -5.5, 3.0, -7.25]), given([2.0, 2.0, -1.5, -2.0])],
+        lambda a, b: torch.remainder(a, b) + torch.fmod(a, b))
+    run("rounding", [leaf(6)], lambda x: torch.floor(x) + torch.ceil(x) + torch.round(x) + torch.trunc(x)
+        + torch.sign(x) + torch.frac(x))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     elementwise()
@@ -569,4 +651,5 @@ if __name__ == "__main__":
     linalg()
     shape_ops()
     autograd_cases()
+    autograd_ops()
     print("golden files written to", os.path.normpath(OUT))

@@ -209,4 +209,87 @@ struct Derivative<ops::Minimum> {
   }
 };
 
+// ----- the rest of the elementwise ops (PyTorch's formulas and edges) ------------
+template <>
+struct Derivative<ops::Acosh> {  // 1 / sqrt(x^2 - 1): inf at 1, NaN below
+  template <class G, class E> static auto grad(const G& g, const E& e) { return g * rsqrt(e.a * e.a - 1); }
+};
+// gelu: cdf(x) + x pdf(x); with approximate = tanh, the derivative of the
+// tanh form (both are built; the flag picks one per element).
+template <>
+struct Derivative<ops::Gelu> {
+  template <class G, class E> static auto grad(const G& g, const E& e) {
+    constexpr double kInvSqrt2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
+    constexpr double kBeta = 0.79788456080286535588, kKappa = 0.044715;
+    const auto& x = e.a;
+    const auto exact = erfc(x * -kInvSqrt2) * 0.5 + x * exp(x * x * -0.5) * kInvSqrt2Pi;
+    const auto t = tanh((x + x * x * x * kKappa) * kBeta);
+    const auto approx = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * ((x * x * (3 * kKappa) + 1) * kBeta);
+    return g * where(ScalarLeaf<bool>(e.op.approximate), approx, exact);
+  }
+};
+template <>
+struct Derivative<ops::Atan2> {  // d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return g * e.b / (e.a * e.a + e.b * e.b); }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return -g * e.a / (e.a * e.a + e.b * e.b); }
+};
+// pow with a tensor exponent: 0 where the exponent is 0 (for the base), and
+// where the base is 0 and the exponent >= 0 (for the exponent), as PyTorch.
+template <>
+struct Derivative<ops::Pow> {
+  template <class G, class E> static auto grad_a(const G& g, const E& e) {
+    return where(e.b == 0, 0, g * e.b * pow(e.a, e.b - 1));
+  }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) {
+    return g * where(e.a == 0 && e.b >= 0, 0, pow(e.a, e.b) * log(e.a));
+  }
+};
+// clamp: the gradient goes to whichever of x, lo, hi the result is; NaN x
+// gets 0. (lo > hi gives hi, as the forward.)
+template <>
+struct Derivative<ops::Clamp> {
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return where(e.a >= e.b && e.a <= e.c, g, 0); }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return where(e.a < e.b && e.b <= e.c, g, 0); }
+  template <class G, class E> static auto grad_c(const G& g, const E& e) {
+    return where(where(e.a < e.b, e.b > e.c, e.a > e.c), g, 0);
+  }
+};
+template <>
+struct Derivative<ops::Lerp> {  // a + w (b - a)
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return g * (1 - e.c); }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return g * e.c; }
+  template <class G, class E> static auto grad_c(const G& g, const E& e) { return g * (e.b - e.a); }
+};
+template <>
+struct Derivative<ops::Remainder> {  // a - b floor(a / b)
+  template <class G, class E> static auto grad_a(const G& g, const E&) { return g; }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return -g * floor(e.a / e.b); }
+};
+template <>
+struct Derivative<ops::Fmod> {  // a - b trunc(a / b)
+  template <class G, class E> static auto grad_a(const G& g, const E&) { return g; }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return -g * trunc(e.a / e.b); }
+};
+template <>
+struct Derivative<ops::Frac> {
+  template <class G, class E> static auto grad(const G& g, const E&) { return g; }
+};
+template <>
+struct Derivative<ops::NanToNum> {  // 1 where x is finite, 0 where it was replaced
+  template <class G, class E> static auto grad(const G& g, const E& e) { return where(isfinite(e.a), g, 0); }
+};
+
+// Piecewise constant functions: a zero gradient (of g's shape), as PyTorch.
+struct ZeroDerivative {
+  template <class G, class E> static auto grad(const G& g, const E&) { return where(ScalarLeaf<bool>(false), g, 0); }
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return grad(g, e); }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return grad(g, e); }
+};
+template <> struct Derivative<ops::Floor> : ZeroDerivative {};
+template <> struct Derivative<ops::Ceil> : ZeroDerivative {};
+template <> struct Derivative<ops::Round> : ZeroDerivative {};
+template <> struct Derivative<ops::Trunc> : ZeroDerivative {};
+template <> struct Derivative<ops::Sign> : ZeroDerivative {};
+template <> struct Derivative<ops::FloorDivide> : ZeroDerivative {};
+
 }  // namespace tsr::autograd

@@ -125,6 +125,23 @@ Tensor<L> reduce_to_shape(const G& grad, const Shape& shape) {
   return sum(full, dims, true).view(shape);
 }
 
+// PyTorch's error when a tensor saved for backward at version `then` was
+// modified in place since.
+template <class L>
+void check_saved_version(const Tensor<L>& t, uint64_t then) {
+  const uint64_t now = t.storage()->version();
+  if (now == then) return;
+  std::ostringstream os;
+  os << "one of the variables needed for gradient computation has been modified by an inplace operation: [torch."
+     << (std::is_same_v<L, double> ? "DoubleTensor" : "FloatTensor") << " " << t.sizes() << "]";
+  const auto& meta = t.impl_ptr()->autograd;
+  if (meta && meta->grad_fn) os << ", which is output 0 of " << meta->grad_fn->name() << ",";
+  os << " is at version " << now << "; expected version " << then
+     << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with torch.autograd.set_detect_anomaly(True).";
+  throw Error(os.str());
+}
+
 // The versions of the saved leaves' storage when they were saved.
 struct SavedVersions {
   std::vector<uint64_t> at_save;
@@ -133,24 +150,10 @@ struct SavedVersions {
   void record(const E& e) {
     e.for_each_leaf([&](const auto& leaf) { at_save.push_back(leaf.storage()->version()); });
   }
-  // PyTorch's error when a saved tensor was modified in place since.
   template <class E>
   void check(const E& e) const {
     std::size_t i = 0;
-    e.for_each_leaf([&](const auto& leaf) {
-      const uint64_t now = leaf.storage()->version(), then = at_save[i++];
-      if (now == then) return;
-      using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
-      std::ostringstream os;
-      os << "one of the variables needed for gradient computation has been modified by an inplace operation: [torch."
-         << (std::is_same_v<L, double> ? "DoubleTensor" : "FloatTensor") << " " << leaf.sizes() << "]";
-      const auto& meta = leaf.impl_ptr()->autograd;
-      if (meta && meta->grad_fn) os << ", which is output 0 of " << meta->grad_fn->name() << ",";
-      os << " is at version " << now << "; expected version " << then
-         << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-            "with torch.autograd.set_detect_anomaly(True).";
-      throw Error(os.str());
-    });
+    e.for_each_leaf([&](const auto& leaf) { check_saved_version(leaf, at_save[i++]); });
   }
 };
 
@@ -164,7 +167,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
   using T = typename E::value_type;
 
  public:
-  FusedNode(const E& e, std::string kind) : expr_(e), name_(std::move(kind) + "(" + detail::join_op_names(e) + ")") {
+  FusedNode(const E& e, const std::string& kind) : expr_(e), name_(node_name(kind, detail::join_op_names(e))) {
     saved_.record(e);
     e.for_each_leaf([&](const auto& leaf) { this->next.push_back(detail::gradient_edge(leaf)); });
   }
@@ -172,6 +175,14 @@ class FusedNode final : public TypedNode<typename E::value_type> {
 
   std::vector<GradRef> apply(const GradRef& grad) override { return apply_with(Tensor<T>(grad)); }
   void release_saved() override { expr_.reset(); }
+
+  // The expression's value, evaluated again (for a reduction's backward
+  // that needs its input).
+  Tensor<T> value() const {
+    if (!expr_) fail_released();
+    saved_.check(*expr_);
+    return detail::materialize<T>(*expr_);
+  }
 
   // The leaves' gradients for an incoming gradient expression g of the
   // expression's shape (a reduction node passes its gradient broadcast).
@@ -195,6 +206,13 @@ class FusedNode final : public TypedNode<typename E::value_type> {
   }
 
  protected:
+  // "FusedBackward(mul,sin)"; over a bare tensor, PyTorch's names: a clone
+  // is CloneBackward0, sum(x) SumBackward0.
+  static std::string node_name(const std::string& kind, const std::string& ops) {
+    if (!ops.empty()) return kind + "(" + ops + ")";
+    return (kind == "FusedBackward" ? std::string("CloneBackward") : kind) + "0";
+  }
+
   std::optional<E> expr_;
   detail::SavedVersions saved_;
   std::string name_;

@@ -24,4 +24,14 @@ class NoGradGuard {
   bool previous_;
 };
 
+namespace detail {
+// compute() with recording off: an op that records its own node must not
+// record the steps it is computed with.
+template <class F>
+auto unrecorded(F&& compute) {
+  const NoGradGuard no_grad;
+  return compute();
+}
+}  // namespace detail
+
 }  // namespace tsr

@@ -20,8 +20,7 @@ bool gradcheck(F f, std::vector<Tensor<double>> inputs, double eps = 1e-6, doubl
   // Analytic: row r of every input's Jacobian from a backward of the one-hot gradient e_r.
   std::vector<std::vector<double>> analytic(inputs.size());
   for (int64_t r = 0; r < m; ++r) {
-    for (auto& x : inputs)
-      if (x.impl_ptr()->autograd) x.impl_ptr()->autograd->grad.reset();
+    for (auto& x : inputs) x.mutable_grad() = Tensor<double>();
     auto onehot = zeros<double>(out.sizes());
     onehot.data_ptr()[r] = 1;
     if (out.requires_grad()) out.backward(onehot, /*retain_graph=*/true);

@@ -51,8 +51,14 @@ class Node {
   // Frees what was saved for backward; apply() afterwards is PyTorch's
   // "backward through the graph a second time" error.
   virtual void release_saved() {}
+  // The gradient of the leaf this node accumulates into, for
+  // AccumulateGrad; null for every other node.
+  virtual const TensorImpl* accumulates_into() const { return nullptr; }
 
   std::vector<std::shared_ptr<Node>> next;
+  // Hooks registered on this node's result (Tensor::register_hook), run on
+  // its gradient before apply().
+  std::vector<detail::GradHook> pre_hooks;
 
  private:
   // The per-thread queue of nodes waiting to be destroyed. Nodes may die
@@ -106,21 +112,43 @@ inline void fail_released() {
                       "graph a second time or if you need to access saved tensors after calling backward.");
 }
 
+}  // namespace tsr::autograd
+
+namespace tsr::detail {
+template <class T>
+struct TypedGradSlot final : GradSlot {
+  Tensor<T> grad;
+};
+// The .grad of a tensor whose autograd state exists, made on first use.
+template <class T>
+Tensor<T>& grad_slot(AutogradMeta& meta) {
+  if (!meta.grad) meta.grad = std::make_unique<TypedGradSlot<T>>();
+  return static_cast<TypedGradSlot<T>&>(*meta.grad).grad;
+}
+}  // namespace tsr::detail
+
+namespace tsr::autograd {
+
 // Adds incoming gradients into a leaf's .grad.
 template <class T>
 class AccumulateGrad final : public TypedNode<T> {
  public:
   explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
   std::string name() const override { return "AccumulateGrad"; }
+  const TensorImpl* accumulates_into() const override { return leaf_.get(); }
   std::vector<GradRef> apply(const GradRef& grad) override {
-    detail::AutogradMeta& meta = *leaf_->autograd;
+    // Only the engine holds a gradient it computed (count taken before g).
+    const bool sole = grad.use_count() == 1;
+    Tensor<T>& slot = detail::grad_slot<T>(*leaf_->autograd);
     const Tensor<T> g(grad);
-    if (!meta.grad) {
+    if (!slot.defined()) {
       // The first gradient becomes .grad; a buffer someone else still holds
-      // (the caller's gradient, a pass-through) is copied first.
-      meta.grad = (grad.use_count() > 1 ? detail::materialize<T>(g) : g).impl_ptr();
+      // (the caller's gradient, a pass-through, a view of a larger
+      // gradient) or a broadcast view is copied first.
+      const bool owned = sole && g.storage().use_count() == 1 && g.is_contiguous();
+      slot = owned ? g : detail::materialize<T>(g);
     } else {
-      Tensor<T>(meta.grad) += g;
+      slot += g;
     }
     return {};
   }

@@ -69,7 +69,30 @@ bool Tensor<T>::is_leaf() const {
 template <class T>
 Tensor<T> Tensor<T>::grad() const {
   const auto& meta = impl().autograd;
-  return meta && meta->grad ? Tensor(meta->grad) : Tensor();
+  return meta && meta->grad ? detail::grad_slot<T>(*meta) : Tensor();
+}
+
+template <class T>
+Tensor<T>& Tensor<T>::mutable_grad() {
+  TensorImpl& t = *impl_ptr();
+  if (!t.autograd) t.autograd = std::make_unique<detail::AutogradMeta>();
+  return detail::grad_slot<T>(*t.autograd);
+}
+
+template <class T>
+void Tensor<T>::register_hook(std::function<Tensor<T>(const Tensor<T>&)> hook) {
+  detail::check(requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
+  detail::GradHook erased = [hook = std::move(hook)](const autograd::GradRef& g) -> autograd::GradRef {
+    const Tensor<T> in(g);
+    Tensor<T> out = hook(in);
+    if (!out.defined()) return nullptr;
+    detail::check(out.sizes() == in.sizes(), "hook changed the size of the gradient from ", in.sizes(), " to ",
+                  out.sizes());
+    return out.impl_ptr();
+  };
+  detail::AutogradMeta& meta = *impl_ptr()->autograd;
+  if (meta.grad_fn) meta.grad_fn->pre_hooks.push_back(std::move(erased));
+  else meta.hooks.push_back(std::move(erased));
 }
 
 template <class T>
@@ -95,7 +118,74 @@ void Tensor<T>::backward(Tensor gradient, bool retain_graph, bool create_graph) 
     detail::check(gradient.sizes() == sizes(), "Mismatch in shape: grad_output[0] has a shape of ", gradient.sizes(),
                   " and output[0] has a shape of ", sizes(), ".");
   }
-  autograd::run_backward(detail::gradient_edge(*this), gradient.impl_ptr(), retain_graph);
+  autograd::run_backward({{detail::gradient_edge(*this), gradient.impl_ptr()}}, retain_graph);
 }
+
+namespace autograd {
+
+// The gradients of outputs (weighted by grad_outputs; ones for scalar
+// outputs when none are given) with respect to inputs, returned instead of
+// accumulated into .grad. An input the outputs do not depend on is an error
+// unless allow_unused, which returns an undefined tensor for it.
+namespace detail_grad {
+template <class T>
+std::vector<Tensor<T>> grad(const std::vector<Tensor<T>>& outputs, const std::vector<Tensor<T>>& inputs,
+                            const std::vector<Tensor<T>>& grad_outputs, bool retain_graph, bool create_graph,
+                            bool allow_unused) {
+  detail::check(!create_graph, "autograd::grad(create_graph=true): the backward pass is not recorded, so second "
+                               "derivatives are not available; call it with create_graph=false");
+  detail::check(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "grad requires one gradient per "
+                "output: got ", grad_outputs.size(), " gradients for ", outputs.size(), " outputs");
+  std::vector<std::pair<std::shared_ptr<Node>, GradRef>> roots;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor<T>& out = outputs[i];
+    detail::check(out.requires_grad(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    Tensor<T> g = grad_outputs.empty() ? Tensor<T>() : grad_outputs[i];
+    if (!g.defined()) {
+      detail::check(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
+      g = ones<T>(out.sizes());
+    }
+    detail::check(g.sizes() == out.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ", g.sizes(),
+                  " and output[", i, "] has a shape of ", out.sizes(), ".");
+    roots.emplace_back(detail::gradient_edge(out), g.impl_ptr());
+  }
+  Capture capture;
+  std::vector<std::shared_ptr<Node>> keep;  // accumulators made here stay alive until the end
+  for (const auto& x : inputs) {
+    detail::check(x.requires_grad(), "One of the differentiated Tensors does not require grad");
+    keep.push_back(detail::gradient_edge(x));
+    capture.nodes.push_back(keep.back().get());
+  }
+  capture.grads.resize(inputs.size());
+  run_backward(roots, retain_graph, &capture);
+  std::vector<Tensor<T>> result;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!capture.grads[i]) {
+      detail::check(allow_unused, "One of the differentiated Tensors appears to not have been used in the graph. "
+                                  "Set allow_unused=True if this is the desired behavior.");
+      result.emplace_back();
+    } else {
+      result.emplace_back(capture.grads[i]);
+    }
+  }
+  return result;
+}
+}  // namespace detail_grad
+
+template <class T>
+std::vector<Tensor<T>> grad(const std::vector<Tensor<T>>& outputs, const std::vector<Tensor<T>>& inputs,
+                            const std::vector<Tensor<T>>& grad_outputs = {}, bool retain_graph = false,
+                            bool create_graph = false, bool allow_unused = false) {
+  return detail_grad::grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused);
+}
+// The same with braced lists: autograd::grad({y}, {x}).
+template <class T>
+std::vector<Tensor<T>> grad(std::initializer_list<Tensor<T>> outputs, std::initializer_list<Tensor<T>> inputs,
+                            std::initializer_list<Tensor<T>> grad_outputs = {}, bool retain_graph = false,
+                            bool create_graph = false, bool allow_unused = false) {
+  return detail_grad::grad<T>(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused);
+}
+
+}  // namespace autograd
 
 }  // namespace tsr

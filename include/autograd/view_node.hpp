@@ -5,8 +5,10 @@
 // base's; dims the view broadcasts (stride 0, as expand makes) are summed
 // first. One node type serves every view op.
 #pragma once
-#include "node.hpp"
+#include <optional>
+
 #include "../reduce_dims.hpp"
+#include "node.hpp"
 
 namespace tsr::autograd {
 
@@ -22,6 +24,7 @@ class ViewNode final : public TypedNode<T> {
   std::string name() const override { return "ViewBackward0"; }
   std::vector<GradRef> apply(const GradRef& grad) override {
     Tensor<T> g(grad);
+    if (auto direct = rearranged(g)) return {direct->impl_ptr()};
     Shape sizes = view_sizes_, summed;
     for (std::size_t d = 0; d < sizes.size(); ++d)
       if (view_strides_[d] == 0 && sizes[d] > 1) summed.push_back(static_cast<int64_t>(d)), sizes[d] = 1;
@@ -32,6 +35,34 @@ class ViewNode final : public TypedNode<T> {
   }
 
  private:
+  // Views that only rearrange the base's elements (each exactly once, from
+  // the same offset) pass the gradient back as a view of it, with no copy:
+  // a permutation of the base's dims (t, transpose, permute) becomes the
+  // inverse permutation, and a reshape of a contiguous base (view, reshape,
+  // flatten, squeeze, unsqueeze) a reshape.
+  std::optional<Tensor<T>> rearranged(const Tensor<T>& g) const {
+    if (view_offset_ != 0 || numel_of(view_sizes_) != numel_of(base_sizes_)) return std::nullopt;
+    const std::size_t n = base_sizes_.size();
+    if (view_sizes_.size() == n) {
+      Shape inverse(n, -1);
+      std::vector<bool> used(n, false);
+      bool ok = true;
+      for (std::size_t i = 0; i < n && ok; ++i) {
+        ok = false;
+        for (std::size_t j = 0; j < n; ++j)
+          if (!used[j] && base_sizes_[j] == view_sizes_[i] && (base_strides_[j] == view_strides_[i] || base_sizes_[j] == 1)) {
+            used[j] = true, inverse[j] = static_cast<int64_t>(i), ok = true;
+            break;
+          }
+      }
+      if (ok) return g.permute(inverse);
+    }
+    const bool base_contiguous = detail::contiguous_strides(base_sizes_) == base_strides_;
+    const bool view_contiguous = detail::contiguous_strides(view_sizes_) == view_strides_;
+    if (base_contiguous && view_contiguous) return g.reshape(base_sizes_);
+    return std::nullopt;
+  }
+
   Shape base_sizes_;
   Strides base_strides_;
   int64_t base_span_;

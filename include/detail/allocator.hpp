@@ -38,6 +38,7 @@ class CpuAllocator {
     const std::size_t cls = round_up(nbytes, kLargeAlignment);
     {
       std::lock_guard lock(mutex_);
+      large_in_use_ += cls;
       auto it = free_.find(cls);
       if (it != free_.end() && !it->second.empty()) {
         void* p = it->second.back();
@@ -58,6 +59,7 @@ class CpuAllocator {
     if (nbytes < kLargeThreshold) return small_cache().deallocate(p, nbytes);
     const std::size_t cls = round_up(nbytes, kLargeAlignment);
     std::lock_guard lock(mutex_);
+    large_in_use_ -= cls;
     if (cached_bytes_ + cls > kMaxCachedBytes) return std::free(p);
     free_[cls].push_back(p);
     cached_bytes_ += cls;
@@ -75,6 +77,14 @@ class CpuAllocator {
   std::size_t cached_bytes() const {
     std::lock_guard lock(mutex_);
     return cached_bytes_;
+  }
+
+  // Bytes of the large blocks (1 MiB and up) that tensors hold now. Counted
+  // under the lock the large path takes anyway; small blocks are not
+  // counted, which keeps their path free of shared writes.
+  std::size_t large_bytes_in_use() const {
+    std::lock_guard lock(mutex_);
+    return large_in_use_;
   }
 
   ~CpuAllocator() { empty_cache(); }
@@ -137,6 +147,7 @@ class CpuAllocator {
   mutable std::mutex mutex_;
   std::map<std::size_t, std::vector<void*>> free_;
   std::size_t cached_bytes_ = 0;
+  std::size_t large_in_use_ = 0;
 };
 
 // Tensor handles (TensorImpl, StorageImpl and their shared_ptr control
@@ -221,4 +232,10 @@ std::shared_ptr<T> make_handle(Args&&... args) {
 namespace tsr {
 // Returns the CPU blocks held in the cache to the system.
 inline void empty_cache() { detail::CpuAllocator::instance().empty_cache(); }
+}  // namespace tsr
+
+namespace tsr {
+// Bytes held by tensors in large CPU blocks (1 MiB and up, rounded up to
+// 2 MiB): what a memory test or a user watching peak use wants to count.
+inline std::size_t cpu_large_bytes_in_use() { return detail::CpuAllocator::instance().large_bytes_in_use(); }
 }  // namespace tsr

@@ -191,7 +191,6 @@ void assign(const Tensor<T>& dst, const E& src) {
   const Plan plan = linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src);
   if (linear && n <= kTile) {  // one tile: no tiling loop, and an evaluator the loop keeps in registers
     write_row(dst.data_ptr(), 1, src.evaluator(plan), n);
-    dst.storage()->bump_version();
     return;
   }
   const auto ev = src.evaluator(plan);
@@ -208,7 +207,6 @@ void assign(const Tensor<T>& dst, const E& src) {
       write_row(out_base + off, out_ev.inner, local, len);
     });
   });
-  dst.storage()->bump_version();
 }
 
 }  // namespace tsr::detail

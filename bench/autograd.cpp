@@ -1,0 +1,146 @@
+// bench/autograd: tessera's fused backward against libtorch's, in one
+// process, 1 thread (the reference numbers are 1-thread):
+//   (a) forward + backward of a 10-op elementwise chain on 2^22 floats:
+//       time, and the peak memory above the inputs (VmHWM after resetting
+//       it through /proc/self/clear_refs);
+//   (b) a tiny graph, (x*x + x).sum().backward() on 16 floats, per iteration;
+//   (c) an MLP 784-256-10 with cross-entropy and an SGD step, batch 64 and 1.
+//   ./scripts/bench.sh autograd
+#include <tessera.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "bench_util.hpp"
+
+using namespace tsr;
+
+namespace {
+
+// Resident-set figures of this process, in MiB, from /proc/self/status.
+double status_mib(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return std::stod(line.substr(std::strlen(key))) / 1024.0;
+  return -1;
+}
+
+// The peak resident memory f adds, in MiB: the high-water mark is reset to
+// the current size first (Linux: writing 5 to clear_refs).
+template <class F>
+double peak_extra_mib(F&& f) {
+  empty_cache();
+  std::ofstream("/proc/self/clear_refs") << "5";
+  const double before = status_mib("VmRSS:");
+  f();
+  return status_mib("VmHWM:") - before;
+}
+
+// The chain: 10 elementwise ops.
+template <class X>
+auto chain(const X& x) {
+  return exp(sin(x) * 0.5f + 1.f) / (1.f + square(tanh(x))) - sqrt(abs(x) + 1.f) * x;
+}
+
+void report(const char* what, double ours, double theirs, const char* unit, const char* target) {
+  std::printf("  %-44s tessera %9.3f %s  libtorch %9.3f %s  speed %.2fx  (%s)\n", what, ours, unit, theirs, unit,
+              theirs / ours, target);
+}
+
+}  // namespace
+
+int main() {
+  bench::set_threads(1);
+  constexpr int64_t N = int64_t{1} << 22;
+  manual_seed(1);
+  std::printf("== autograd, 1 thread, medians in turns\n");
+
+  // (a) the chain.
+  auto x = randn<float>({N}).requires_grad_();
+  auto step_ours = [&] {
+    auto loss = sum(chain(x));
+    loss.backward();
+  };
+#ifdef TSR_BENCH_TORCH
+  auto tx = torch::randn({N}).requires_grad_();
+  auto step_torch = [&] {
+    auto loss = ((torch::exp(torch::sin(tx) * 0.5f + 1.f) / (1.f + torch::square(torch::tanh(tx)))) -
+                 torch::sqrt(torch::abs(tx) + 1.f) * tx)
+                    .sum();
+    loss.backward();
+  };
+  const auto [ms_ours, ms_torch] = bench::paired_ms(11, step_ours, step_torch);
+  report("(a) 10-op chain fwd+bwd, 2^22 floats", ms_ours, ms_torch, "ms", "target >= 2x");
+  x.grad().zero_();
+  tx.mutable_grad().zero_();
+  const double mem_ours = peak_extra_mib(step_ours), mem_torch = peak_extra_mib(step_torch);
+  std::printf("  %-44s tessera %9.1f MiB libtorch %9.1f MiB  ratio %.2f  (target <= 0.33)\n",
+              "(a) peak extra memory", mem_ours, mem_torch, mem_ours / mem_torch);
+#else
+  std::printf("  (a) %.3f ms (libtorch not installed)\n", bench::median_seconds(11, step_ours) * 1e3);
+#endif
+
+  // (b) the tiny graph.
+  auto s = randn<float>({16}).requires_grad_();
+  auto tiny_ours = [&] { sum(s * s + s).backward(); };
+#ifdef TSR_BENCH_TORCH
+  auto ts = torch::randn({16}).requires_grad_();
+  auto tiny_torch = [&] { (ts * ts + ts).sum().backward(); };
+  const auto t = bench::interleaved_ns_per_call(11, 2000, tiny_ours, tiny_torch);
+  report("(b) (x*x + x).sum().backward(), 16 floats", t[0][5] / 1e3, t[1][5] / 1e3, "us", "target >= 10x");
+#else
+  std::printf("  (b) %.2f us (libtorch not installed)\n", bench::median_ns_per_call(11, 2000, tiny_ours) / 1e3);
+#endif
+
+  // (c) the MLP step.
+  for (int64_t batch : {64, 1}) {
+    const float lr = 0.01f;
+    auto w1 = Tensor<float>(randn<float>({256, 784}) * 0.05f).requires_grad_();
+    auto w2 = Tensor<float>(randn<float>({10, 256}) * 0.05f).requires_grad_();
+    auto b1 = zeros<float>({256}).requires_grad_(), b2 = zeros<float>({10}).requires_grad_();
+    auto in = randn<float>({batch, 784});
+    auto target = randint(0, 10, {batch, 1});
+    auto mlp_ours = [&] {
+      Tensor<float> h = relu(linear(in, w1, b1));
+      auto logits = linear(h, w2, b2);
+      auto loss = -mean(gather(log_softmax(logits, 1), 1, target));
+      loss.backward();
+      NoGradGuard no_grad;
+      for (auto* p : {&w1, &b1, &w2, &b2}) {
+        *p -= lr * p->grad();
+        p->grad().zero_();
+      }
+    };
+#ifdef TSR_BENCH_TORCH
+    auto tw1 = torch::from_blob(w1.data_ptr(), {256, 784}).clone().requires_grad_();
+    auto tb1 = torch::zeros({256}).requires_grad_();
+    auto tw2 = torch::from_blob(w2.data_ptr(), {10, 256}).clone().requires_grad_();
+    auto tb2 = torch::zeros({10}).requires_grad_();
+    auto tin = torch::from_blob(in.data_ptr(), {batch, 784}).clone();
+    auto ttarget = torch::from_blob(target.data_ptr(), {batch}, torch::kLong).clone();
+    auto mlp_torch = [&] {
+      auto h = torch::relu(torch::nn::functional::linear(tin, tw1, tb1));
+      auto logits = torch::nn::functional::linear(h, tw2, tb2);
+      auto loss = torch::nn::functional::cross_entropy(logits, ttarget);
+      loss.backward();
+      torch::NoGradGuard no_grad;
+      for (auto* p : {&tw1, &tb1, &tw2, &tb2}) {
+        p->sub_(p->grad() * lr);
+        p->mutable_grad().zero_();
+      }
+    };
+    const int calls = batch == 1 ? 200 : 20;
+    const auto m = bench::interleaved_ns_per_call(11, calls, mlp_ours, mlp_torch);
+    char what[64];
+    std::snprintf(what, sizeof what, "(c) MLP 784-256-10 SGD step, batch %lld", (long long)batch);
+    report(what, m[0][5] / 1e6, m[1][5] / 1e6, "ms", batch == 1 ? "target >= 3x" : "target >= 1x");
+#else
+    std::printf("  (c) batch %lld: %.3f ms (libtorch not installed)\n", (long long)batch,
+                bench::median_seconds(11, mlp_ours) * 1e3);
+#endif
+  }
+  return 0;
+}

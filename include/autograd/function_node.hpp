@@ -1,0 +1,163 @@
+// Nodes of operations with their own backward (reductions over dims,
+// matrix products, shape and indexing ops), as opposed to the fused
+// elementwise nodes.
+//
+// An op records itself with record_op<Tag>(out, args...): when grad mode is
+// on and a differentiable argument requires grad, OpRule<Tag> (one
+// specialization per op, in autograd/*_rules.hpp) builds the node. A rule
+// keeps what its backward needs and maps the gradient of the result to the
+// gradients of its inputs.
+//
+// An input may be an expression (sum(sin(a) * b, {1})): Input<E> then
+// keeps the expression and sends the input's gradient through its fused
+// backward, so the reduction and the expression are one node and nothing of
+// the expression is stored; where the backward needs the input's value, it
+// is recomputed.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fused.hpp"
+
+namespace tsr::autograd {
+
+// A tensor kept for backward, with its storage's version when it was kept:
+// get() fails with PyTorch's message if it was modified in place since.
+template <class T>
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  explicit SavedTensor(const Tensor<T>& t) : t_(t), version_(t.storage()->version()) {}
+  // An op's own result: kept without its autograd state, which would point
+  // back at the node that keeps it (a reference cycle).
+  static SavedTensor output(const Tensor<T>& t) { return SavedTensor(t.detach()); }
+  const Tensor<T>& get() const {
+    detail::check_saved_version(t_, version_);
+    return t_;
+  }
+
+ private:
+  Tensor<T> t_;
+  uint64_t version_ = 0;
+};
+
+// A differentiable input of an op: a tensor (its gradient goes to the
+// tensor's edge) or an expression (its gradient goes through the
+// expression's fused backward to the expression's leaves).
+template <class E>
+class Input {
+ public:
+  using T = typename E::value_type;
+
+  // keep_value: whether backward will ask for value().
+  Input(const E& e, bool keep_value) : sizes_(e.sizes()) {
+    if constexpr (detail::is_tensor<E>::value) {
+      edges_.push_back(detail::gradient_edge(e));
+      if (keep_value) value_ = SavedTensor<T>(e);
+    } else {
+      (void)keep_value;
+      fused_ = std::make_shared<FusedNode<E>>(e, "");
+      edges_ = fused_->next;
+    }
+  }
+  const std::vector<std::shared_ptr<Node>>& edges() const { return edges_; }
+  const Shape& sizes() const { return sizes_; }
+  // The input's value: the saved tensor, or the expression evaluated again.
+  Tensor<T> value() const {
+    if constexpr (detail::is_tensor<E>::value) return value_.get();
+    else return fused_->value();
+  }
+  // The gradients for edges() given the gradient of the input's value.
+  std::vector<GradRef> send(const Tensor<T>& grad) const {
+    if constexpr (detail::is_tensor<E>::value) return {grad.impl_ptr()};
+    else return fused_->apply_with(grad);
+  }
+
+ private:
+  Shape sizes_;
+  std::vector<std::shared_ptr<Node>> edges_;
+  SavedTensor<T> value_;
+  std::shared_ptr<FusedNode<E>> fused_;
+};
+
+template <class E>
+Input(const E&, bool) -> Input<E>;
+
+// The node of one recorded op: Rule::backward(grad) returns a gradient per
+// edge (null where none). release_saved() drops the rule with everything it
+// kept.
+template <class T, class Rule>
+class OpNode final : public TypedNode<T> {
+ public:
+  OpNode(std::string name, Rule rule, std::vector<std::shared_ptr<Node>> next)
+      : name_(std::move(name)), rule_(std::move(rule)) {
+    this->next = std::move(next);
+  }
+  std::string name() const override { return name_; }
+  std::vector<GradRef> apply(const GradRef& grad) override {
+    if (!rule_) fail_released();
+    return rule_->backward(Tensor<T>(grad));
+  }
+  void release_saved() override { rule_.reset(); }
+
+ private:
+  std::string name_;
+  std::optional<Rule> rule_;
+};
+
+// Makes out the result of a node running `rule` with the given edges.
+template <class T, class Rule>
+void set_rule(const Tensor<T>& out, std::string name, Rule rule, std::vector<std::shared_ptr<Node>> edges) {
+  detail::set_history(out, std::make_shared<OpNode<T, Rule>>(std::move(name), std::move(rule), std::move(edges)));
+}
+
+// One specialization per op tag (autograd/*_rules.hpp): a static
+// record(out, args...) that builds the node.
+template <class Tag>
+struct OpRule;
+
+// A gradient as a GradRef, null for an undefined tensor.
+template <class T>
+GradRef ref(const Tensor<T>& t) {
+  return t.defined() ? t.impl_ptr() : nullptr;
+}
+
+}  // namespace tsr::autograd
+
+namespace tsr::detail {
+
+// Whether an op argument asks for a node: an expression with a leaf that
+// requires grad, or a list of tensors one of which does.
+// (Integer and bool expressions never require grad.)
+template <class A>
+bool arg_records(const A& a) {
+  if constexpr (Expression<A>) {
+    if constexpr (is_floating_v<typename A::value_type>) return records(a);
+  }
+  return false;
+}
+template <class T>
+bool arg_records(const std::vector<Tensor<T>>& list) {
+  for (const auto& t : list)
+    if (records(t)) return true;
+  return false;
+}
+
+// A differentiable argument has the result's type (integer arguments, as
+// in norm(int_tensor), are not differentiable).
+template <class T, class A>
+constexpr bool differentiable_as() {
+  if constexpr (Expression<A>) return !is_floating_v<typename A::value_type> || std::is_same_v<typename A::value_type, T>;
+  else return true;
+}
+
+template <class Tag, class T, class... Args>
+void record_op(const Tensor<T>& out, const Args&... args) {
+  if constexpr (is_floating_v<T> && (differentiable_as<T, Args>() && ...)) {
+    if ((arg_records(args) || ...)) autograd::OpRule<Tag>::record(out, args...);
+  }
+}
+
+}  // namespace tsr::detail

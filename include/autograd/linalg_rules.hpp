@@ -1,0 +1,103 @@
+// Backward of the matrix products: for C = A B, dA = dC B^T and dB = A^T dC,
+// each one product through the same GEMM on transposed views (no copies),
+// summed over the batch dims an operand was broadcast along. A 1-D operand
+// is treated as the matrix PyTorch makes of it (a row for the left operand,
+// a column for the right), so dot, mv, mm, bmm and every matmul share one
+// rule.
+#pragma once
+#include "../linalg.hpp"
+#include "function_node.hpp"
+
+namespace tsr::autograd {
+namespace detail_rules {
+
+// g summed down to `shape` over the dims it was broadcast along (g itself
+// when the shapes agree).
+template <class T>
+Tensor<T> sum_to(const Tensor<T>& g, const Shape& shape) {
+  if (g.sizes() == shape) return g;
+  Shape dims;
+  const std::size_t lead = g.sizes().size() - shape.size();
+  for (std::size_t d = 0; d < g.sizes().size(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && g.sizes()[d] != 1)) dims.push_back(static_cast<int64_t>(d));
+  return sum(g, dims, true).view(shape);
+}
+
+// The matrix PyTorch makes of a 1-D operand: a row on the left, a column on
+// the right.
+template <class T>
+Tensor<T> as_matrix(const Tensor<T>& t, bool left) {
+  if (t.dim() != 1) return t;
+  return left ? t.unsqueeze(0) : t.unsqueeze(1);
+}
+
+}  // namespace detail_rules
+
+template <>
+struct OpRule<tag::Matmul> {
+  template <class T>
+  static void record(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const char* name) {
+    struct Rule {
+      SavedTensor<T> a, b;  // each kept only when the other needs a gradient
+      Shape a_sizes, b_sizes;
+      bool need_a, need_b;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        using namespace detail_rules;
+        // Both operands as (batched) matrices, and g shaped like their product.
+        const Tensor<T> am = need_b ? as_matrix(a.get(), true) : Tensor<T>();
+        const Tensor<T> bm = need_a ? as_matrix(b.get(), false) : Tensor<T>();
+        Shape gm = g.sizes();
+        if (a_sizes.size() == 1) gm.insert(gm.size() - (b_sizes.size() == 1 ? 0 : 1), 1);
+        if (b_sizes.size() == 1) gm.push_back(1);
+        const Tensor<T> g2 = g.reshape(gm);
+        std::vector<GradRef> out(2);
+        if (need_a) {
+          Shape am_sizes = a_sizes;
+          if (am_sizes.size() == 1) am_sizes.insert(0, 1);
+          out[0] = sum_to(tsr::detail::matmul_impl(g2, bm.transpose(-1, -2)), am_sizes).reshape(a_sizes).impl_ptr();
+        }
+        if (need_b) {
+          Shape bm_sizes = b_sizes;
+          if (bm_sizes.size() == 1) bm_sizes.push_back(1);
+          out[1] = sum_to(tsr::detail::matmul_impl(am.transpose(-1, -2), g2), bm_sizes).reshape(b_sizes).impl_ptr();
+        }
+        return out;
+      }
+    };
+    auto ea = tsr::detail::gradient_edge(a), eb = tsr::detail::gradient_edge(b);
+    Rule rule{eb ? SavedTensor<T>(a) : SavedTensor<T>(), ea ? SavedTensor<T>(b) : SavedTensor<T>(), a.sizes(),
+              b.sizes(), ea != nullptr, eb != nullptr};
+    set_rule(out, name, std::move(rule), {std::move(ea), std::move(eb)});
+  }
+};
+
+// beta c + alpha (a b): dc = beta g summed to c's shape, da = alpha g b^T,
+// db = alpha a^T g.
+template <>
+struct OpRule<tag::Addmm> {
+  template <class T>
+  static void record(const Tensor<T>& out, const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b, T beta,
+                     T alpha) {
+    struct Rule {
+      SavedTensor<T> a, b;
+      Shape c_sizes;
+      T beta, alpha;
+      bool need_c, need_a, need_b;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        using namespace detail_rules;
+        std::vector<GradRef> out(3);
+        auto scaled = [](Tensor<T> t, T s) { return s == T(1) ? t : tsr::detail::materialize<T>(t * s); };
+        if (need_c) out[0] = scaled(sum_to(g, c_sizes), beta).impl_ptr();
+        if (need_a) out[1] = scaled(tsr::detail::mm_impl(g, b.get().t()), alpha).impl_ptr();
+        if (need_b) out[2] = scaled(tsr::detail::mm_impl(a.get().t(), g), alpha).impl_ptr();
+        return out;
+      }
+    };
+    auto ec = tsr::detail::gradient_edge(c), ea = tsr::detail::gradient_edge(a), eb = tsr::detail::gradient_edge(b);
+    Rule rule{eb ? SavedTensor<T>(a) : SavedTensor<T>(), ea ? SavedTensor<T>(b) : SavedTensor<T>(), c.sizes(), beta,
+              alpha, ec != nullptr, ea != nullptr, eb != nullptr};
+    set_rule(out, "AddmmBackward0", std::move(rule), {std::move(ec), std::move(ea), std::move(eb)});
+  }
+};
+
+}  // namespace tsr::autograd

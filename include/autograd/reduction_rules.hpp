@@ -1,0 +1,280 @@
+// Backward of the reductions over dims and of the composite reductions
+// (var, std, norm, logsumexp, softmax, log_softmax), of prod, cumsum, and
+// of max/min with indices. Each formula is PyTorch's (FunctionsManual.cpp),
+// edge cases included: ties of amax share the gradient, prod with zeros
+// gives the product of the others, std and the norms give 0 where the
+// result is 0.
+//
+// The input may be an expression: its value is recomputed when a formula
+// needs it, and the gradient goes through the expression's fused backward.
+#pragma once
+#include <cmath>
+#include <limits>
+
+#include "../scan.hpp"
+#include "../shape_ops.hpp"
+#include "../statistics.hpp"
+#include "function_node.hpp"
+
+namespace tsr::autograd {
+namespace detail_rules {
+
+using tsr::detail::materialize;
+
+// g (shaped like the result) with the reduced dims back as dims of size 1,
+// so that it broadcasts against the input.
+template <class T>
+Tensor<T> unreduce(const Tensor<T>& g, const Shape& in, const Shape& dims) {
+  const auto rank = static_cast<int64_t>(in.size());
+  return g.reshape(tsr::detail::reduced_shape(in, tsr::detail::reduce_mask(dims, rank), true));
+}
+
+}  // namespace detail_rules
+
+// sum and mean over dims: the gradient broadcast back (divided by the count).
+template <>
+struct OpRule<tag::Sum> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, bool mean, const char* name) {
+    struct Rule {
+      Input<E> in;
+      Shape dims;
+      bool mean;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        Tensor<T> k = detail_rules::unreduce(g, in.sizes(), dims);
+        if (mean) {
+          const auto n = static_cast<T>(numel_of(in.sizes()) / std::max<int64_t>(numel_of(k.sizes()), 1));
+          k = detail_rules::materialize<T>(k / n);
+        }
+        return in.send(k.expand(in.sizes()));
+      }
+    };
+    Input<E> in(e, false);
+    auto edges = in.edges();
+    set_rule(out, name, Rule{std::move(in), dims, mean}, std::move(edges));
+  }
+};
+
+// amax/amin (over dims or all) and max()/min() over all elements: the
+// gradient is shared evenly by the elements equal to the result. Over all
+// elements a NaN result takes the gradient to the NaNs (PyTorch's
+// evenly_distribute_backward); over dims it is (g / count) * mask, as in
+// PyTorch.
+template <>
+struct OpRule<tag::Extremum> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name, bool all) {
+    struct Rule {
+      Input<E> in;
+      SavedTensor<T> result;
+      Shape dims;
+      bool all;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        const Tensor<T> x = in.value();
+        const Tensor<T> m = detail_rules::unreduce(result.get(), in.sizes(), dims);
+        const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
+        Tensor<bool> mask = x == m;
+        if (all) mask = Tensor<bool>(mask || (isnan(x) && isnan(m)));
+        const Tensor<T> count = sum(cast<T>(mask), dims, true);
+        if (all) return in.send(detail_rules::materialize<T>(where(mask, gk / count, T(0))));
+        return in.send(detail_rules::materialize<T>(gk / count * cast<T>(mask)));
+      }
+    };
+    Input<E> in(e, true);
+    auto edges = in.edges();
+    set_rule(out, name, Rule{std::move(in), SavedTensor<T>::output(out), dims, all}, std::move(edges));
+  }
+};
+
+// prod: g * prod / x where a slice has no zero; with one zero, the zero gets
+// the product of the others and the rest 0; with more, all 0.
+template <>
+struct OpRule<tag::Prod> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name) {
+    struct Rule {
+      Input<E> in;
+      SavedTensor<T> result;
+      Shape dims;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        const Tensor<T> x = in.value();
+        const Tensor<T> p = detail_rules::unreduce(result.get(), in.sizes(), dims);
+        const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
+        const Tensor<T> zeros_in = sum(cast<T>(x == T(0)), dims, true);
+        const Tensor<T> others = prod(where(x == T(0), T(1), x), dims, true);
+        return in.send(detail_rules::materialize<T>(
+            where(zeros_in == T(0), gk * p / x, where(zeros_in == T(1) && x == T(0), gk * others, T(0)))));
+      }
+    };
+    Input<E> in(e, true);
+    auto edges = in.edges();
+    set_rule(out, name, Rule{std::move(in), SavedTensor<T>::output(out), dims}, std::move(edges));
+  }
+};
+
+// var: 2 (x - mean) / (N - correction) * g; std: var's with g / (2 std), 0
+// where std is 0.
+template <>
+struct OpRule<tag::Var> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, int64_t correction, bool is_std) {
+    struct Rule {
+      Input<E> in;
+      SavedTensor<T> result;
+      Shape dims;
+      int64_t correction;
+      bool is_std;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        const Tensor<T> x = in.value();
+        Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
+        if (is_std) {
+          const Tensor<T> s = detail_rules::unreduce(result.get(), in.sizes(), dims);
+          gk = where(s == T(0), T(0), gk / (s * T(2)));
+        }
+        const int64_t n = numel_of(in.sizes()) / std::max<int64_t>(numel_of(gk.sizes()), 1);
+        const T scale = static_cast<T>(2.0 / static_cast<double>(n - correction));
+        const Tensor<T> m = mean(x, dims, true);
+        return in.send(detail_rules::materialize<T>(gk * (x - m) * scale));
+      }
+    };
+    Input<E> in(e, true);
+    auto edges = in.edges();
+    set_rule(out, is_std ? "StdBackward0" : "VarBackward0",
+             Rule{std::move(in), SavedTensor<T>::output(out), dims, correction, is_std}, std::move(edges));
+  }
+};
+
+// The p-norms (PyTorch's norm_backward): 0 where the norm is 0, no
+// gradient at all for p = 0.
+template <>
+struct OpRule<tag::Norm> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, double p, const Shape& dims) {
+    struct Rule {
+      Input<E> in;
+      SavedTensor<T> result;
+      double p;
+      Shape dims;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        if (p == 0) return std::vector<GradRef>(in.edges().size());
+        const Tensor<T> x = in.value();
+        const Tensor<T> n = detail_rules::unreduce(result.get(), in.sizes(), dims);
+        const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
+        Tensor<T> gx;
+        if (p == 1) {
+          gx = gk * sign(x);
+        } else if (p == 2) {
+          gx = x * where(n == T(0), T(0), gk / n);
+        } else if (std::isinf(p)) {
+          const Tensor<bool> mask = abs(x) == n;
+          const Tensor<T> count = sum(cast<T>(mask), dims, true);
+          gx = sign(x) * (gk / count * cast<T>(mask));
+        } else {
+          const T q = static_cast<T>(p);
+          const Tensor<T> scaled = p < 2 ? Tensor<T>(where(x == T(0), T(0), sign(x) * pow(abs(x), q - 1)))
+                                         : Tensor<T>(x * pow(abs(x), q - 2));
+          gx = scaled * where(n == T(0), T(0), gk / pow(n, q - 1));
+        }
+        return in.send(gx);
+      }
+    };
+    Input<E> in(e, p != 0);
+    auto edges = in.edges();
+    set_rule(out, "LinalgVectorNormBackward0", Rule{std::move(in), SavedTensor<T>::output(out), p, dims},
+             std::move(edges));
+  }
+};
+
+// logsumexp: g * exp(x - result).
+template <>
+struct OpRule<tag::Logsumexp> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims) {
+    struct Rule {
+      Input<E> in;
+      SavedTensor<T> result;
+      Shape dims;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        const Tensor<T> r = detail_rules::unreduce(result.get(), in.sizes(), dims);
+        const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
+        return in.send(detail_rules::materialize<T>(gk * exp(in.value() - r)));
+      }
+    };
+    Input<E> in(e, true);
+    auto edges = in.edges();
+    set_rule(out, "LogsumexpBackward0", Rule{std::move(in), SavedTensor<T>::output(out), dims}, std::move(edges));
+  }
+};
+
+// softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g). Only the
+// result is kept.
+template <>
+struct OpRule<tag::Softmax> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, int64_t dim, bool log) {
+    struct Rule {
+      Input<E> in;
+      SavedTensor<T> result;
+      int64_t dim;
+      bool log;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        const Tensor<T>& y = result.get();
+        if (log) {
+          const Tensor<T> s = sum(g, Shape{dim}, true);
+          return in.send(detail_rules::materialize<T>(g - exp(y) * s));
+        }
+        const Tensor<T> s = sum(g * y, Shape{dim}, true);
+        return in.send(detail_rules::materialize<T>(y * (g - s)));
+      }
+    };
+    Input<E> in(e, false);
+    auto edges = in.edges();
+    set_rule(out, log ? "LogSoftmaxBackward0" : "SoftmaxBackward0",
+             Rule{std::move(in), SavedTensor<T>::output(out), dim, log}, std::move(edges));
+  }
+};
+
+// cumsum: the gradient summed from the end.
+template <>
+struct OpRule<tag::Cumsum> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, int64_t dim) {
+    struct Rule {
+      Input<E> in;
+      int64_t dim;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        if (g.dim() == 0) return in.send(g);
+        return in.send(flip(cumsum(flip(g, Shape{dim}), dim), Shape{dim}));
+      }
+    };
+    Input<E> in(e, false);
+    auto edges = in.edges();
+    set_rule(out, "CumsumBackward0", Rule{std::move(in), dim}, std::move(edges));
+  }
+};
+
+// max/min along a dim with indices: the gradient goes to the chosen element.
+template <>
+struct OpRule<tag::IndexReduce> {
+  template <class T, class E>
+  static void record(const Tensor<T>& values, const E& e, int64_t dim, const Tensor<int64_t>& indices,
+                     const char* name) {
+    struct Rule {
+      Input<E> in;
+      Tensor<int64_t> indices;
+      int64_t dim;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        if (in.sizes().empty()) return in.send(g);
+        const Shape d{dim};
+        auto gx = zeros<T>(in.sizes());
+        scatter_(gx, dim, detail_rules::unreduce(indices, in.sizes(), d), detail_rules::unreduce(g, in.sizes(), d));
+        return in.send(gx);
+      }
+    };
+    Input<E> in(e, false);
+    auto edges = in.edges();
+    set_rule(values, name, Rule{std::move(in), indices, dim}, std::move(edges));
+  }
+};
+
+}  // namespace tsr::autograd
