@@ -1,42 +1,56 @@
 // bench/autograd: tessera's fused backward against libtorch's, in one
 // process, 1 thread (the reference numbers are 1-thread):
 //   (a) forward + backward of a 10-op elementwise chain on 2^22 floats:
-//       time, and the peak memory above the inputs (VmHWM after resetting
-//       it through /proc/self/clear_refs);
+//       time, and the peak heap memory above the inputs (counted by
+//       wrapping malloc and friends);
 //   (b) a tiny graph, (x*x + x).sum().backward() on 16 floats, per iteration;
-//   (c) an MLP 784-256-10 with cross-entropy and an SGD step, batch 64 and 1.
+//   (c) an MLP 784-256-10 with cross-entropy and an SGD step, batch 64 and 1
+//       (gradients set to none after the step on both sides, as PyTorch 2's
+//       zero_grad does by default).
 //   ./scripts/bench.sh autograd
 #include <tessera.hpp>
 
+#include <malloc.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <string>
 
 #include "bench_util.hpp"
+
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+}
 
 using namespace tsr;
 
 namespace {
 
-// Resident-set figures of this process, in MiB, from /proc/self/status.
-double status_mib(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(std::strlen(key))) / 1024.0;
-  return -1;
+// Peak heap use, counted by wrapping the C allocation functions (below):
+// this machine's kernel does not keep VmHWM, so the process's high-water
+// mark cannot be read from /proc. Every allocation of tessera (through
+// std::aligned_alloc, after empty_cache()) and of libtorch (posix_memalign,
+// malloc) passes through them.
+std::atomic<int64_t> g_live{0}, g_peak{0};
+void note(int64_t delta) {
+  const int64_t now = g_live.fetch_add(delta, std::memory_order_relaxed) + delta;
+  int64_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
 }
 
-// The peak resident memory f adds, in MiB: the high-water mark is reset to
-// the current size first (Linux: writing 5 to clear_refs).
+// The peak heap memory f adds above what was live before it, in MiB.
 template <class F>
 double peak_extra_mib(F&& f) {
   empty_cache();
-  std::ofstream("/proc/self/clear_refs") << "5";
-  const double before = status_mib("VmRSS:");
+  const int64_t before = g_live.load();
+  g_peak.store(before);
   f();
-  return status_mib("VmHWM:") - before;
+  return static_cast<double>(g_peak.load() - before) / (1 << 20);
 }
 
 // The chain: 10 elementwise ops.
@@ -51,6 +65,40 @@ void report(const char* what, double ours, double theirs, const char* unit, cons
 }
 
 }  // namespace
+
+// The wrappers: glibc's own functions underneath, usable sizes counted.
+extern "C" {
+void* malloc(std::size_t n) {
+  void* p = __libc_malloc(n);
+  if (p) note(static_cast<int64_t>(malloc_usable_size(p)));
+  return p;
+}
+void* calloc(std::size_t n, std::size_t size) {
+  void* p = __libc_calloc(n, size);
+  if (p) note(static_cast<int64_t>(malloc_usable_size(p)));
+  return p;
+}
+void* realloc(void* old, std::size_t n) {
+  const auto was = old ? static_cast<int64_t>(malloc_usable_size(old)) : 0;
+  void* p = __libc_realloc(old, n);
+  if (p) note(static_cast<int64_t>(malloc_usable_size(p)) - was);
+  return p;
+}
+void free(void* p) {
+  if (p) note(-static_cast<int64_t>(malloc_usable_size(p)));
+  __libc_free(p);
+}
+void* memalign(std::size_t alignment, std::size_t n) {
+  void* p = __libc_memalign(alignment, n);
+  if (p) note(static_cast<int64_t>(malloc_usable_size(p)));
+  return p;
+}
+void* aligned_alloc(std::size_t alignment, std::size_t n) { return memalign(alignment, n); }
+int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
+  *out = memalign(alignment, n);
+  return *out || n == 0 ? 0 : ENOMEM;
+}
+}
 
 int main() {
   bench::set_threads(1);
@@ -106,12 +154,12 @@ int main() {
     auto mlp_ours = [&] {
       Tensor<float> h = relu(linear(in, w1, b1));
       auto logits = linear(h, w2, b2);
-      auto loss = -mean(gather(log_softmax(logits, 1), 1, target));
+      Tensor<float> loss = -mean(gather(log_softmax(logits, 1), 1, target));
       loss.backward();
       NoGradGuard no_grad;
       for (auto* p : {&w1, &b1, &w2, &b2}) {
         *p -= lr * p->grad();
-        p->grad().zero_();
+        p->mutable_grad() = Tensor<float>();  // zero_grad(set_to_none=True), PyTorch 2's default
       }
     };
 #ifdef TSR_BENCH_TORCH
@@ -129,7 +177,7 @@ int main() {
       torch::NoGradGuard no_grad;
       for (auto* p : {&tw1, &tb1, &tw2, &tb2}) {
         p->sub_(p->grad() * lr);
-        p->mutable_grad().zero_();
+        p->mutable_grad().reset();
       }
     };
     const int calls = batch == 1 ? 200 : 20;

@@ -74,6 +74,11 @@ struct ScalarEval {
   B batch(int64_t) const { return B(value); }
   template <class B>
   B batch_contig(int64_t) const { return B(value); }
+  // at(x): the value when every tensor leaf of the tree holds x (OneLeaf).
+  template <class X>
+  TSR_HOST_DEVICE T at(X) const { return value; }
+  template <class B, class X>
+  B at_batch(X) const { return B(value); }
   bool unit_inner() const { return true; }
   bool contiguous_inner() const { return true; }
 };
@@ -123,6 +128,22 @@ using op_result_t = std::conditional_t<
 
 // ----- evaluators ----------------------------------------------------------
 
+// op(x) as an opaque call the compiler knows to be pure: in the fused
+// gradient of one tensor (OneLeaf), the same function of the same value
+// appears in several terms (exp(sin(x)) in two of them), and xsimd's
+// out-of-line helpers keep the compiler from merging them unless the whole
+// call is marked so.
+// (The batch travels as its register type: a vector value the compiler can
+// compare, where a class object would be a memory argument.)
+template <class Op, class B>
+[[gnu::const, gnu::noinline]] typename B::register_type pure_apply_raw(Op op, typename B::register_type x) {
+  return op(B(x)).data;
+}
+template <class Op, class B>
+B pure_apply(Op op, B x) {
+  return B(pure_apply_raw<Op, B>(op, x.data));
+}
+
 template <class Op, class In, class Out, class A>
 struct UnaryEval {
   using value_type = Out;
@@ -138,6 +159,13 @@ struct UnaryEval {
   B batch(int64_t i) const { return op(a.template batch<B>(i)); }
   template <class B>
   B batch_contig(int64_t i) const { return op(a.template batch_contig<B>(i)); }
+  template <class X>
+  TSR_HOST_DEVICE Out at(X x) const { return convert<Out>(op(convert<acc_t<In>>(a.at(x)))); }
+  template <class B, class X>
+  B at_batch(X x) const {
+    if constexpr (std::is_base_of_v<FloatOp, Op>) return pure_apply(op, a.template at_batch<B>(x));
+    else return op(a.template at_batch<B>(x));
+  }
   bool unit_inner() const { return a.unit_inner(); }
   bool contiguous_inner() const { return a.contiguous_inner(); }
 };
@@ -162,6 +190,12 @@ struct BinaryEval {
   V batch(int64_t i) const { return op(a.template batch<V>(i), b.template batch<V>(i)); }
   template <class V>
   V batch_contig(int64_t i) const { return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i)); }
+  template <class X>
+  TSR_HOST_DEVICE Out at(X x) const {
+    return convert<Out>(op(convert<acc_t<In>>(a.at(x)), convert<acc_t<In>>(b.at(x))));
+  }
+  template <class V, class X>
+  V at_batch(X x) const { return op(a.template at_batch<V>(x), b.template at_batch<V>(x)); }
   bool unit_inner() const { return a.unit_inner() && b.unit_inner(); }
   bool contiguous_inner() const { return a.contiguous_inner() && b.contiguous_inner(); }
 };
@@ -197,6 +231,14 @@ struct TernaryEval {
   V batch_contig(int64_t i) const {
     return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i), c.template batch_contig<V>(i));
   }
+  template <class X>
+  TSR_HOST_DEVICE Out at(X x) const {
+    return convert<Out>(op(convert<acc_t<TA>>(a.at(x)), convert<acc_t<TB>>(b.at(x)), convert<acc_t<TC>>(c.at(x))));
+  }
+  template <class V, class X>
+  V at_batch(X x) const {
+    return op(a.template at_batch<V>(x), b.template at_batch<V>(x), c.template at_batch<V>(x));
+  }
   bool unit_inner() const { return a.unit_inner() && b.unit_inner() && c.unit_inner(); }
   bool contiguous_inner() const { return a.contiguous_inner() && b.contiguous_inner() && c.contiguous_inner(); }
 };
@@ -212,6 +254,10 @@ struct CastEval {
   B batch(int64_t i) const { return a.template batch<B>(i); }
   template <class B>
   B batch_contig(int64_t i) const { return a.template batch_contig<B>(i); }
+  template <class X>
+  TSR_HOST_DEVICE U at(X x) const { return convert<U>(a.at(x)); }
+  template <class B, class X>
+  B at_batch(X x) const { return a.template at_batch<B>(x); }
   bool unit_inner() const { return a.unit_inner(); }
   bool contiguous_inner() const { return a.contiguous_inner(); }
 };

@@ -62,6 +62,11 @@ struct TensorEval {
   B batch_contig(int64_t i) const {
     return B::load_unaligned(ptr + i);
   }
+  // at(x): every tensor leaf of the tree is x (OneLeaf): the leaf is x.
+  template <class X>
+  TSR_HOST_DEVICE T at(X x) const { return static_cast<T>(x); }
+  template <class B, class X>
+  B at_batch(X x) const { return x; }
   bool unit_inner() const { return st[ndim - 1] == 0 || st[ndim - 1] == 1; }
   bool contiguous_inner() const { return st[ndim - 1] == 1; }
 };

@@ -19,6 +19,7 @@ struct Capture {
 };
 
 namespace detail_engine {
+
 // The node's hooks (and, for an accumulator, its leaf's) on gradient g.
 inline GradRef run_hooks(const Node& node, GradRef g) {
   auto apply = [&](const std::vector<tsr::detail::GradHook>& hooks) {
@@ -29,34 +30,85 @@ inline GradRef run_hooks(const Node& node, GradRef g) {
   if (const TensorImpl* leaf = node.accumulates_into(); leaf && leaf->autograd) apply(leaf->autograd->hooks);
   return g;
 }
+
+// What a run keeps per node reached: how many gradients it still waits for
+// and the sum of those that arrived. A flat table searched linearly while
+// small (the backward of a tiny graph must not build a hash map: it costs
+// more than the graph's arithmetic), indexed by a hash map beyond.
+class NodeTable {
+ public:
+  struct Entry {
+    Node* node;
+    int pending;
+    GradRef inbox;
+  };
+  // The entry of n; fresh says whether it was just added.
+  Entry& get(Node* n, bool* fresh = nullptr) {
+    std::size_t i = find(n);
+    if (fresh) *fresh = i == entries_.size();
+    if (i == entries_.size()) {
+      entries_.push_back({n, 0, nullptr});
+      if (!index_.empty() || entries_.size() > kLinear) {
+        if (index_.empty())
+          for (std::size_t k = 0; k < entries_.size(); ++k) index_.emplace(entries_[k].node, k);
+        else
+          index_.emplace(n, i);
+      }
+    }
+    return entries_[i];
+  }
+
+ private:
+  static constexpr std::size_t kLinear = 16;
+  std::size_t find(Node* n) const {
+    if (!index_.empty()) {
+      auto it = index_.find(n);
+      return it == index_.end() ? entries_.size() : it->second;
+    }
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].node == n) return i;
+    return entries_.size();
+  }
+  std::vector<Entry> entries_;
+  std::unordered_map<Node*, std::size_t> index_;
+};
+
 }  // namespace detail_engine
 
 // Runs backward from each root with its gradient.
 inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, GradRef>>& roots, bool retain_graph,
                          Capture* capture = nullptr) {
+  detail_engine::NodeTable table;
+  // autograd::grad returns gradients instead of accumulating them.
+  struct DirectGuard {
+    bool saved = direct_accumulation_allowed();
+    explicit DirectGuard(bool allow) { direct_accumulation_allowed() = allow && saved; }
+    ~DirectGuard() { direct_accumulation_allowed() = saved; }
+  } direct(capture == nullptr);
   // How many gradient contributions each reachable node waits for.
-  std::unordered_map<Node*, int> pending;
   std::vector<Node*> stack;
-  for (const auto& [root, g] : roots)
-    if (pending.try_emplace(root.get(), 0).second) stack.push_back(root.get());
+  for (const auto& [root, g] : roots) {
+    bool fresh = false;
+    table.get(root.get(), &fresh);
+    if (fresh) stack.push_back(root.get());
+  }
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (const auto& next : n->next) {
       if (!next) continue;
-      auto [it, fresh] = pending.try_emplace(next.get(), 0);
-      ++it->second;
+      bool fresh = false;
+      ++table.get(next.get(), &fresh).pending;
       if (fresh) stack.push_back(next.get());
     }
   }
-  // Gradients summed per node until it runs; nodes run when all arrived.
-  std::unordered_map<Node*, GradRef> inbox;
+  // Gradients are summed per node until it runs; nodes run when all arrived.
   std::vector<std::shared_ptr<Node>> ready;
   for (const auto& [root, g] : roots) {
-    GradRef& slot = inbox[root.get()];
-    slot = slot ? root->add(slot, g) : g;
-    if (pending[root.get()] == 0) {
-      pending[root.get()] = -1;  // queued once, however often it is a root
+    auto& entry = table.get(root.get());
+    entry.inbox = entry.inbox ? root->add(entry.inbox, g) : g;
+    if (entry.pending == 0) {
+      entry.pending = -1;  // queued once, however often it is a root
       ready.push_back(root);
     }
   }
@@ -64,11 +116,9 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
   while (!ready.empty()) {
     const std::shared_ptr<Node> node = std::move(ready.back());
     ready.pop_back();
-    auto found = inbox.find(node.get());
     std::vector<GradRef> out;
-    if (found != inbox.end() && found->second) {
-      GradRef g = detail_engine::run_hooks(*node, std::move(found->second));
-      inbox.erase(found);
+    if (GradRef g = std::move(table.get(node.get()).inbox)) {
+      g = detail_engine::run_hooks(*node, std::move(g));
       bool run = true;
       if (capture) {
         for (std::size_t i = 0; i < capture->nodes.size(); ++i)
@@ -81,11 +131,9 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
     for (std::size_t i = 0; i < node->next.size(); ++i) {
       const auto& next = node->next[i];
       if (!next) continue;
-      if (i < out.size() && out[i]) {
-        GradRef& slot = inbox[next.get()];
-        slot = slot ? next->add(slot, out[i]) : std::move(out[i]);
-      }
-      if (--pending[next.get()] == 0) ready.push_back(next);
+      auto& entry = table.get(next.get());
+      if (i < out.size() && out[i]) entry.inbox = entry.inbox ? next->add(entry.inbox, out[i]) : std::move(out[i]);
+      if (--entry.pending == 0) ready.push_back(next);
     }
   }
 }

@@ -15,7 +15,9 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../reduce_dims.hpp"
@@ -33,33 +35,26 @@ struct is_scalar_leaf : std::false_type {};
 template <class T>
 struct is_scalar_leaf<ScalarLeaf<T>> : std::true_type {};
 
-// The names of an expression's ops in evaluation order: "mul,sin,add".
+// The names of an expression type's ops in evaluation order: "mul,sin,add"
+// (from the type alone, so that a node builds its name only when asked).
 template <class E>
-void op_names(const E& e, std::vector<std::string>& out) {
+void op_names(std::string& out) {
+  auto add = [&](const char* name) {
+    if (!out.empty()) out += ',';
+    out += name;
+  };
   if constexpr (is_tensor<E>::value || is_scalar_leaf<E>::value) {
-    (void)e;
-  } else if constexpr (requires { e.c; }) {
-    op_names(e.a, out), op_names(e.b, out), op_names(e.c, out);
-    out.emplace_back(decltype(e.op)::name);
-  } else if constexpr (requires { e.b; }) {
-    op_names(e.a, out), op_names(e.b, out);
-    out.emplace_back(decltype(e.op)::name);
-  } else if constexpr (requires { e.op; }) {
-    op_names(e.a, out);
-    out.emplace_back(decltype(e.op)::name);
-  } else {  // Cast
-    op_names(e.a, out);
-    out.emplace_back("cast");
+    return;
+  } else {
+    using A = std::remove_cvref_t<decltype(std::declval<const E&>().a)>;
+    op_names<A>(out);
+    if constexpr (requires(const E& e) { e.b; })
+      op_names<std::remove_cvref_t<decltype(std::declval<const E&>().b)>>(out);
+    if constexpr (requires(const E& e) { e.c; })
+      op_names<std::remove_cvref_t<decltype(std::declval<const E&>().c)>>(out);
+    if constexpr (requires(const E& e) { e.op; }) add(std::remove_cvref_t<decltype(std::declval<const E&>().op)>::name);
+    else add("cast");
   }
-}
-
-template <class E>
-std::string join_op_names(const E& e) {
-  std::vector<std::string> names;
-  op_names(e, names);
-  std::string s;
-  for (std::size_t i = 0; i < names.size(); ++i) s += (i ? "," : "") + names[i];
-  return s;
 }
 
 // The number of tensor leaves of an expression.
@@ -106,6 +101,104 @@ void backprop(const E& e, const G& g, int& k, F& f, const Need& need) {
   }
 }
 
+// The value types of an expression's tensor leaves, in leaf order, as a
+// tuple type (compile time only).
+template <class E>
+auto leaf_types() {
+  if constexpr (is_tensor<E>::value) {
+    return std::tuple<typename E::value_type>{};
+  } else if constexpr (is_scalar_leaf<E>::value) {
+    return std::tuple<>{};
+  } else {
+    using A = std::remove_cvref_t<decltype(std::declval<const E&>().a)>;
+    if constexpr (requires(const E& e) { e.c; }) {
+      using B = std::remove_cvref_t<decltype(std::declval<const E&>().b)>;
+      using C = std::remove_cvref_t<decltype(std::declval<const E&>().c)>;
+      return std::tuple_cat(leaf_types<A>(), leaf_types<B>(), leaf_types<C>());
+    } else if constexpr (requires(const E& e) { e.b; }) {
+      using B = std::remove_cvref_t<decltype(std::declval<const E&>().b)>;
+      return std::tuple_cat(leaf_types<A>(), leaf_types<B>());
+    } else {
+      return leaf_types<A>();
+    }
+  }
+}
+
+// Whether an expression has several tensor leaves, all of one floating
+// type: then, when they are all the same tensor at run time (x * x, or a
+// chain of functions of x), their gradients can be summed in one kernel.
+template <class E>
+constexpr bool repeated_leaf_candidate() {
+  using Types = decltype(leaf_types<E>());
+  if constexpr (std::tuple_size_v<Types> < 2) {
+    return false;
+  } else {
+    using First = std::tuple_element_t<0, Types>;
+    return is_floating_v<First> && []<std::size_t... I>(std::index_sequence<I...>) {
+      return (std::is_same_v<std::tuple_element_t<I, Types>, First> && ...);
+    }(std::make_index_sequence<std::tuple_size_v<Types>>{});
+  }
+}
+
+// The gradient expression of every differentiable tensor leaf, in leaf
+// order (the chain rule of backprop, returned instead of called back).
+template <class E, class G>
+auto leaf_gradients(const E& e, const G& g) {
+  using V = typename E::value_type;
+  if constexpr (!is_floating_v<V> || is_scalar_leaf<E>::value) {
+    return std::tuple<>{};
+  } else if constexpr (is_tensor<E>::value) {
+    return std::make_tuple(g);
+  } else if constexpr (requires { e.c; }) {
+    using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
+    return std::tuple_cat(leaf_gradients(e.a, D::grad_a(g, e)), leaf_gradients(e.b, D::grad_b(g, e)),
+                          leaf_gradients(e.c, D::grad_c(g, e)));
+  } else if constexpr (requires { e.b; }) {
+    using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
+    return std::tuple_cat(leaf_gradients(e.a, D::grad_a(g, e)), leaf_gradients(e.b, D::grad_b(g, e)));
+  } else if constexpr (requires { e.op; }) {
+    using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
+    return leaf_gradients(e.a, D::grad(g, e));
+  } else {  // Cast<U, A>
+    using A = std::remove_cvref_t<decltype(e.a)>;
+    return leaf_gradients(e.a, cast<typename A::value_type>(g));
+  }
+}
+
+// fn(x) for an expression fn whose every tensor leaf is the tensor x: x is
+// loaded once per element and fn is evaluated on that value (the at()
+// methods of the evaluators). The repeated subexpressions of a summed
+// gradient (exp(sin(x)) in two terms) are then the same computation on the
+// same value, which the compiler computes once.
+template <class Fn, class L>
+struct OneLeafEval {
+  using value_type = typename Fn::value_type;
+  static constexpr bool simd = Fn::simd && TensorEval<L>::simd;
+  TensorEval<L> leaf;
+  Fn fn;
+  TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { leaf.set_row(idx, nd); }
+  TSR_HOST_DEVICE value_type operator[](int64_t i) const { return fn.at(leaf[i]); }
+  template <class B>
+  B batch(int64_t i) const { return fn.template at_batch<B>(leaf.template batch<B>(i)); }
+  template <class B>
+  B batch_contig(int64_t i) const { return fn.template at_batch<B>(leaf.template batch_contig<B>(i)); }
+  bool unit_inner() const { return leaf.unit_inner(); }
+  bool contiguous_inner() const { return leaf.contiguous_inner(); }
+};
+template <class Fn, class L>
+struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
+  using value_type = typename Fn::value_type;
+  Fn fn;
+  Tensor<L> leaf;
+  OneLeaf(Fn f, Tensor<L> x) : fn(std::move(f)), leaf(std::move(x)) {}
+  const Shape& sizes() const { return fn.sizes(); }
+  template <class F>
+  void for_each_leaf(F&& f) const { f(leaf); }
+  auto evaluator(const Plan& p) const {
+    return OneLeafEval<decltype(fn.evaluator(p)), L>{leaf.evaluator(p), fn.evaluator(p)};
+  }
+};
+
 // grad (of the output's shape) summed down to `shape` where it was broadcast,
 // as a new tensor of type L.
 template <class L, class G>
@@ -117,6 +210,7 @@ Tensor<L> reduce_to_shape(const G& grad, const Shape& shape) {
     if (d < lead || (shape[d - lead] == 1 && out[d] != 1)) dims.push_back(static_cast<int64_t>(d));
   // Always a new buffer: a pass-through gradient must not be shared.
   Tensor<L> full = materialize<L>(cast<L>(grad));
+  if (out == shape) return full;
   if (dims.empty()) return full.view(shape);
   // The sum runs over the materialized gradient rather than fusing the
   // gradient expression into it: fused, every gradient expression type
@@ -144,7 +238,7 @@ void check_saved_version(const Tensor<L>& t, uint64_t then) {
 
 // The versions of the saved leaves' storage when they were saved.
 struct SavedVersions {
-  std::vector<uint64_t> at_save;
+  SmallVector<uint64_t, 4> at_save;
 
   template <class E>
   void record(const E& e) {
@@ -167,11 +261,15 @@ class FusedNode final : public TypedNode<typename E::value_type> {
   using T = typename E::value_type;
 
  public:
-  FusedNode(const E& e, const std::string& kind) : expr_(e), name_(node_name(kind, detail::join_op_names(e))) {
+  FusedNode(const E& e, const char* kind) : expr_(e), kind_(kind) {
     saved_.record(e);
     e.for_each_leaf([&](const auto& leaf) { this->next.push_back(detail::gradient_edge(leaf)); });
   }
-  std::string name() const override { return name_; }
+  std::string name() const override {
+    std::string ops;
+    detail::op_names<E>(ops);
+    return node_name(kind_, ops);
+  }
 
   std::vector<GradRef> apply(const GradRef& grad) override { return apply_with(Tensor<T>(grad)); }
   void release_saved() override { expr_.reset(); }
@@ -200,6 +298,36 @@ class FusedNode final : public TypedNode<typename E::value_type> {
       using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
       out[static_cast<std::size_t>(index)] = detail::reduce_to_shape<L>(leaf_grad, leaf.sizes()).impl_ptr();
     };
+    if constexpr (detail::repeated_leaf_candidate<E>()) {
+      // One tensor everywhere (x * x, a chain of functions of x): the sum of
+      // its gradients as one kernel, which reads x once, writes once, and
+      // lets the compiler share the subexpressions the terms recompute.
+      using L = std::tuple_element_t<0, decltype(detail::leaf_types<E>())>;
+      using Grads = decltype(detail::leaf_gradients(std::declval<const E&>(), std::declval<ScalarLeaf<L>>()));
+      if constexpr (std::tuple_size_v<Grads> > 0) {
+        Tensor<L> x;
+        bool same = true;
+        expr_->for_each_leaf([&](const auto& leaf) {
+          if (!x.defined()) x = leaf;
+          same = same && leaf.impl_ptr() == x.impl_ptr();
+        });
+        if (same && this->next[0]) {
+          // Every rule is linear in the incoming gradient: the derivative is
+          // the chain rule run with gradient 1, times g.
+          const auto dfdx = std::apply([](const auto&... d) { return (... + d); },
+                                       detail::leaf_gradients(*expr_, ScalarLeaf<L>(L(1))));
+          const auto total = g * detail::OneLeaf<std::remove_cvref_t<decltype(dfdx)>, L>(dfdx, x);
+          // Straight into an existing .grad: one kernel instead of a new
+          // buffer and an add. (Only here: doing the same for every leaf of
+          // every expression cost a third more build time of the tests.)
+          if (Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes()); grad && total.sizes() == x.sizes())
+            *grad += cast<L>(total);
+          else
+            out[0] = detail::reduce_to_shape<L>(total, x.sizes()).impl_ptr();
+          return out;
+        }
+      }
+    }
     int k = 0;
     detail::backprop(*expr_, g, k, f, need);
     return out;
@@ -215,7 +343,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
 
   std::optional<E> expr_;
   detail::SavedVersions saved_;
-  std::string name_;
+  const char* kind_;
 };
 
 // sum(e) and mean(e) of an expression: the incoming 0-d gradient is

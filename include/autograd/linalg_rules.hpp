@@ -23,6 +23,22 @@ Tensor<T> sum_to(const Tensor<T>& g, const Shape& shape) {
   return sum(g, dims, true).view(shape);
 }
 
+// Whether a matrix is stored column by column (a transposed view, as w.t()
+// in linear): its gradient is then computed transposed, so that it comes
+// out in the operand's own layout and the transpose's backward hands it on
+// without a copy (PyTorch's mm_mat2_backward does the same).
+template <class T>
+bool column_major(const Tensor<T>& m) {
+  return m.dim() == 2 && m.stride(0) == 1 && m.stride(1) != 1 && m.size(0) > 1;
+}
+
+// x y, or (y^T x^T)^T when the result should be stored column by column.
+template <class T>
+Tensor<T> product(const Tensor<T>& x, const Tensor<T>& y, bool by_columns) {
+  if (by_columns) return tsr::detail::matmul_impl(y.transpose(-1, -2), x.transpose(-1, -2)).transpose(-1, -2);
+  return tsr::detail::matmul_impl(x, y);
+}
+
 // The matrix PyTorch makes of a 1-D operand: a row on the left, a column on
 // the right.
 template <class T>
@@ -41,6 +57,7 @@ struct OpRule<tag::Matmul> {
       SavedTensor<T> a, b;  // each kept only when the other needs a gradient
       Shape a_sizes, b_sizes;
       bool need_a, need_b;
+      bool a_by_columns, b_by_columns;  // each operand's layout, for its gradient's
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         using namespace detail_rules;
         // Both operands as (batched) matrices, and g shaped like their product.
@@ -54,19 +71,19 @@ struct OpRule<tag::Matmul> {
         if (need_a) {
           Shape am_sizes = a_sizes;
           if (am_sizes.size() == 1) am_sizes.insert(0, 1);
-          out[0] = sum_to(tsr::detail::matmul_impl(g2, bm.transpose(-1, -2)), am_sizes).reshape(a_sizes).impl_ptr();
+          out[0] = sum_to(product(g2, bm.transpose(-1, -2), a_by_columns), am_sizes).reshape(a_sizes).impl_ptr();
         }
         if (need_b) {
           Shape bm_sizes = b_sizes;
           if (bm_sizes.size() == 1) bm_sizes.push_back(1);
-          out[1] = sum_to(tsr::detail::matmul_impl(am.transpose(-1, -2), g2), bm_sizes).reshape(b_sizes).impl_ptr();
+          out[1] = sum_to(product(am.transpose(-1, -2), g2, b_by_columns), bm_sizes).reshape(b_sizes).impl_ptr();
         }
         return out;
       }
     };
     auto ea = tsr::detail::gradient_edge(a), eb = tsr::detail::gradient_edge(b);
     Rule rule{eb ? SavedTensor<T>(a) : SavedTensor<T>(), ea ? SavedTensor<T>(b) : SavedTensor<T>(), a.sizes(),
-              b.sizes(), ea != nullptr, eb != nullptr};
+              b.sizes(), ea != nullptr, eb != nullptr, detail_rules::column_major(a), detail_rules::column_major(b)};
     set_rule(out, name, std::move(rule), {std::move(ea), std::move(eb)});
   }
 };
@@ -83,19 +100,21 @@ struct OpRule<tag::Addmm> {
       Shape c_sizes;
       T beta, alpha;
       bool need_c, need_a, need_b;
+      bool a_by_columns, b_by_columns;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         using namespace detail_rules;
         std::vector<GradRef> out(3);
         auto scaled = [](Tensor<T> t, T s) { return s == T(1) ? t : tsr::detail::materialize<T>(t * s); };
         if (need_c) out[0] = scaled(sum_to(g, c_sizes), beta).impl_ptr();
-        if (need_a) out[1] = scaled(tsr::detail::mm_impl(g, b.get().t()), alpha).impl_ptr();
-        if (need_b) out[2] = scaled(tsr::detail::mm_impl(a.get().t(), g), alpha).impl_ptr();
+        if (need_a) out[1] = scaled(product(g, b.get().t(), a_by_columns), alpha).impl_ptr();
+        if (need_b) out[2] = scaled(product(a.get().t(), g, b_by_columns), alpha).impl_ptr();
         return out;
       }
     };
     auto ec = tsr::detail::gradient_edge(c), ea = tsr::detail::gradient_edge(a), eb = tsr::detail::gradient_edge(b);
     Rule rule{eb ? SavedTensor<T>(a) : SavedTensor<T>(), ea ? SavedTensor<T>(b) : SavedTensor<T>(), c.sizes(), beta,
-              alpha, ec != nullptr, ea != nullptr, eb != nullptr};
+              alpha, ec != nullptr, ea != nullptr, eb != nullptr, detail_rules::column_major(a),
+              detail_rules::column_major(b)};
     set_rule(out, "AddmmBackward0", std::move(rule), {std::move(ec), std::move(ea), std::move(eb)});
   }
 };

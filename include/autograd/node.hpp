@@ -157,6 +157,27 @@ class AccumulateGrad final : public TypedNode<T> {
   std::shared_ptr<TensorImpl> leaf_;
 };
 
+// Whether this thread's backward may add gradients straight into .grad
+// (off while autograd::grad captures them instead).
+inline bool& direct_accumulation_allowed() {
+  thread_local bool allowed = true;
+  return allowed;
+}
+
+// The .grad a gradient of `shape` for `edge` can be added into directly,
+// skipping its materialization: edge accumulates into a leaf whose .grad
+// exists, is dense and has that shape, and the leaf has no hooks (they
+// must see the gradient). Null otherwise.
+template <class T>
+Tensor<T>* direct_grad_slot(const std::shared_ptr<Node>& edge, const Shape& shape) {
+  if (!edge || !direct_accumulation_allowed()) return nullptr;
+  const TensorImpl* leaf = edge->accumulates_into();
+  if (!leaf || !leaf->autograd || !leaf->autograd->hooks.empty() || !edge->pre_hooks.empty()) return nullptr;
+  auto* slot = dynamic_cast<detail::TypedGradSlot<T>*>(leaf->autograd->grad.get());
+  if (!slot || !slot->grad.defined() || !slot->grad.is_contiguous() || slot->grad.sizes() != shape) return nullptr;
+  return &slot->grad;
+}
+
 }  // namespace tsr::autograd
 
 namespace tsr::detail {

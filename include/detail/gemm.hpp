@@ -205,6 +205,37 @@ void scale_matrix(MatSpan<T> c, int64_t m, int64_t n, T beta) {
     for (int64_t j = 0; j < n; ++j) c(i, j) = beta == T(0) ? T(0) : beta * c(i, j);
 }
 
+// C = alpha * a b^T + beta * C for a column a and a row b (K == 1: a
+// weight gradient at batch size 1), row by row, without packing; the same
+// roundings as the micro-kernel (alpha * (a b), then beta * C fused in).
+template <class T>
+void outer(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, T alpha, T beta, bool parallel) {
+  using B = xsimd::batch<T>;
+  constexpr int64_t W = static_cast<int64_t>(B::size);
+  auto rows = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const T ai = a(i, 0);
+      T* row = &c(i, 0);
+      int64_t j = 0;
+      if (c.cs == 1 && b.cs == 1) {
+        const B va(alpha), vai(ai), vb(beta);
+        for (; j + W <= n; j += W) {
+          B r = va * (vai * B::load_unaligned(b.p + j));
+          if (beta != T(0)) r = xsimd::fma(vb, B::load_unaligned(row + j), r);
+          r.store_unaligned(row + j);
+        }
+      }
+      for (; j < n; ++j) {
+        T& out = c(i, j);
+        const T r = alpha * (ai * b(0, j));
+        out = beta != T(0) ? std::fma(beta, out, r) : r;
+      }
+    }
+  };
+  if (parallel && m * n >= (int64_t{1} << 16)) ThreadPool::instance().parallel_for(m, rows);
+  else rows(0, m);
+}
+
 // Matrix-vector product y = alpha * A x + beta * y (A is m x k), for products
 // with one output row or column, where packing to NR-wide panels would waste
 // most of the arithmetic. Each output sums over k in order.
@@ -254,6 +285,7 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, 
   if (c.cs != 1 && c.rs == 1) return gemm(n, m, k, alpha, b.t(), a.t(), beta, MatSpan<T>{c.p, c.cs, c.rs}, parallel);
   if (n == 1) return gemv(a, b.p, b.rs, c.p, c.rs, m, k, alpha, beta, parallel);
   if (m == 1) return gemv(b.t(), a.p, a.cs, c.p, c.cs, n, k, alpha, beta, parallel);
+  if (k == 1) return outer(a, b, c, m, n, alpha, beta, parallel);
 
   ThreadPool& pool = ThreadPool::instance();
   const int64_t threads = parallel && m * n * k >= 64 * 64 * 64 ? pool.num_threads() : 1;
