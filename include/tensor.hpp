@@ -23,6 +23,12 @@ template <class T, class E>
 void record_expression(const Tensor<T>& out, const E& e);
 template <class T, class E>
 void check_in_place(const Tensor<T>& dst, const E& src);
+// In-place writes with autograd (autograd/in_place.hpp): whether dst = src
+// must be recorded, and the recorded write.
+template <class T, class E>
+bool in_place_records(const Tensor<T>& dst, const E& src);
+template <class T, class E>
+Tensor<T>& copy_with_history(Tensor<T>& dst, const E& src);
 template <class T, class E>
 void record_full_reduction(const Tensor<T>& out, const E& e, bool mean);
 template <class T>
@@ -250,11 +256,11 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class E>
   Tensor& copy_(const E& src) {
     if constexpr (Expression<E>) {
-      detail::check_in_place(*this, src);
+      // With autograd involved, the write is recorded (autograd/in_place.hpp).
+      if (detail::in_place_records(*this, src)) return detail::copy_with_history(*this, src);
       detail::assign(*this, src);
     } else {
-      detail::check_in_place(*this, ScalarLeaf<T>(detail::convert<T>(src)));
-      detail::assign(*this, ScalarLeaf<T>(detail::convert<T>(src)));
+      return copy_(ScalarLeaf<T>(detail::convert<T>(src)));
     }
     // Every in-place write bumps the version (a new tensor starts at 0).
     storage()->bump_version();

@@ -30,6 +30,7 @@
 #include "autograd/reduction_rules.hpp"
 #include "autograd/linalg_rules.hpp"
 #include "autograd/shape_rules.hpp"
+#include "autograd/in_place.hpp"
 #include "autograd/gradcheck.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"

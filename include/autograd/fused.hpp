@@ -320,8 +320,13 @@ class FusedNode final : public TypedNode<typename E::value_type> {
           // Straight into an existing .grad: one kernel instead of a new
           // buffer and an add. (Only here: doing the same for every leaf of
           // every expression cost a third more build time of the tests.)
-          if (Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes()); grad && total.sizes() == x.sizes())
-            *grad += cast<L>(total);
+          if (Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes()); grad && total.sizes() == x.sizes()) {
+            // Not `*grad += ...`: backward code never goes through the
+            // recording paths (they would instantiate nodes for gradient
+            // expression types).
+            detail::assign(*grad, *grad + cast<L>(total));
+            grad->storage()->bump_version();
+          }
           else
             out[0] = detail::reduce_to_shape<L>(total, x.sizes()).impl_ptr();
           return out;
