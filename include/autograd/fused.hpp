@@ -199,24 +199,29 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
   }
 };
 
+// g summed down to `shape` over the dims it was broadcast along (g itself
+// when the shapes agree).
+template <class T>
+Tensor<T> sum_to(const Tensor<T>& g, const Shape& shape) {
+  if (g.sizes() == shape) return g;
+  Shape dims;
+  const std::size_t lead = g.sizes().size() - shape.size();
+  for (std::size_t d = 0; d < g.sizes().size(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && g.sizes()[d] != 1)) dims.push_back(static_cast<int64_t>(d));
+  if (dims.empty()) return g.view(shape);
+  return sum(g, dims, true).view(shape);
+}
+
 // grad (of the output's shape) summed down to `shape` where it was broadcast,
 // as a new tensor of type L.
 template <class L, class G>
 Tensor<L> reduce_to_shape(const G& grad, const Shape& shape) {
-  const Shape& out = grad.sizes();
-  Shape dims;
-  const std::size_t lead = out.size() - shape.size();
-  for (std::size_t d = 0; d < out.size(); ++d)
-    if (d < lead || (shape[d - lead] == 1 && out[d] != 1)) dims.push_back(static_cast<int64_t>(d));
-  // Always a new buffer: a pass-through gradient must not be shared.
-  Tensor<L> full = materialize<L>(cast<L>(grad));
-  if (out == shape) return full;
-  if (dims.empty()) return full.view(shape);
-  // The sum runs over the materialized gradient rather than fusing the
-  // gradient expression into it: fused, every gradient expression type
-  // instantiated the whole reduction machinery again, which doubled the
-  // build time of the test suite. One extra pass, for broadcast leaves only.
-  return sum(full, dims, true).view(shape);
+  // Always a new buffer: a pass-through gradient must not be shared. The
+  // sum runs over the materialized gradient rather than fusing the gradient
+  // expression into it: fused, every gradient expression type instantiated
+  // the whole reduction machinery again, which doubled the build time of
+  // the test suite. One extra pass, for broadcast leaves only.
+  return sum_to(materialize<L>(cast<L>(grad)), shape);
 }
 
 // PyTorch's error when a tensor saved for backward at version `then` was

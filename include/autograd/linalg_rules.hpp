@@ -11,17 +11,7 @@
 namespace tsr::autograd {
 namespace detail_rules {
 
-// g summed down to `shape` over the dims it was broadcast along (g itself
-// when the shapes agree).
-template <class T>
-Tensor<T> sum_to(const Tensor<T>& g, const Shape& shape) {
-  if (g.sizes() == shape) return g;
-  Shape dims;
-  const std::size_t lead = g.sizes().size() - shape.size();
-  for (std::size_t d = 0; d < g.sizes().size(); ++d)
-    if (d < lead || (shape[d - lead] == 1 && g.sizes()[d] != 1)) dims.push_back(static_cast<int64_t>(d));
-  return sum(g, dims, true).view(shape);
-}
+using tsr::detail::sum_to;
 
 // Whether a matrix is stored column by column (a transposed view, as w.t()
 // in linear): its gradient is then computed transposed, so that it comes
