@@ -32,5 +32,6 @@
 #include "autograd/shape_rules.hpp"
 #include "autograd/in_place.hpp"
 #include "autograd/gradcheck.hpp"
+#include "special.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"

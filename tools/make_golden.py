@@ -640,6 +640,255 @@ def autograd_ops():
         + torch.sign(x) + torch.frac(x))
 
 
+# ----- torch.special ---------------------------------------------------------------
+# One file per function, sp_<name>.npy, a (7, n) float64 array with rows:
+# input (x, or a), second input (b; zeros for unary functions), PyTorch's
+# float64 result, PyTorch's float32 result, the exact value at the float64
+# input, the exact value at the float32-rounded input (rounded to float32),
+# and the condition number |x f'(x) / f(x)| (summed over both inputs), which
+# the tests use to tell ill-conditioned points (near zeros of the function)
+# from the rest. Exact values are mpmath at 50 digits; where mpmath has no
+# value (infinite or NaN inputs, poles) PyTorch's float64 result stands in,
+# except for the limits listed in SPECIAL_LIMITS.
+def _mp_ndtri(p):
+    if p > 0.5:
+        return -_mp_ndtri(1 - p)
+    if p == 0.5:
+        return mpmath.mpf(0)
+    start = -mpmath.sqrt(-2 * mpmath.log(p)) + 0.5 if p < 0.1 else mpmath.mpf(0)
+    return mpmath.findroot(lambda t: mpmath.log(mpmath.ncdf(t)) - mpmath.log(p), start)
+
+
+def _mp_zeta(s, q):  # mpmath's own zeta(s, q) is inaccurate for large s and q (checked by quadrature)
+    if s <= 1 or (q <= 0 and q == int(q)) or (q < 0 and s != int(s)):
+        raise ValueError
+    n = max(0, int(40 + s - q))
+    w = q + n
+    t = sum((q + k) ** (-s) for k in range(n)) + w ** (1 - s) / (s - 1) + w ** (-s) / 2
+    r = s
+    for j in range(1, 20):
+        t += mpmath.bernoulli(2 * j) / mpmath.factorial(2 * j) * r * w ** (-s - 2 * j + 1)
+        r *= (s + 2 * j - 1) * (s + 2 * j)
+    return t
+
+
+def _mp_polygamma(n):
+    def f(x):
+        if x <= 0 and x == int(x):
+            raise ValueError
+        return mpmath.polygamma(n, x)
+    return f
+
+
+def _mp_digamma(x):
+    if x <= 0 and x == int(x):
+        raise ValueError
+    return mpmath.digamma(x)
+
+
+def _mp_gammaln(x):
+    if x <= 0 and x == int(x):
+        raise ValueError
+    return mpmath.log(abs(mpmath.gamma(x)))
+
+
+def _mp_igam_domain(a, x):  # the incomplete gamma functions are real only here
+    if a <= 0 or x < 0:
+        raise ValueError
+    return a
+
+
+_mp = mpmath
+SPECIAL_UNARY = {
+    "erf": (torch.special.erf, _mp.erf),
+    "erfc": (torch.special.erfc, _mp.erfc),
+    "erfcx": (torch.special.erfcx, lambda x: _mp.exp(x * x) * _mp.erfc(x)),
+    "erfinv": (torch.special.erfinv, _mp.erfinv),
+    "exp2": (torch.special.exp2, lambda x: _mp.power(2, x)),
+    "expit": (torch.special.expit, lambda x: 1 / (1 + _mp.exp(-x))),
+    "expm1": (torch.special.expm1, _mp.expm1),
+    "log1p": (torch.special.log1p, _mp.log1p),
+    "ndtr": (torch.special.ndtr, _mp.ncdf),
+    "log_ndtr": (torch.special.log_ndtr, lambda x: _mp.log1p(-_mp.ncdf(-x)) if x > 0 else _mp.log(_mp.ncdf(x))),
+    "ndtri": (torch.special.ndtri, _mp_ndtri),
+    "digamma": (torch.special.digamma, _mp_digamma),
+    "gammaln": (torch.special.gammaln, _mp_gammaln),
+    "i0": (torch.special.i0, lambda x: _mp.besseli(0, x)),
+    "i0e": (torch.special.i0e, lambda x: _mp.besseli(0, x) * _mp.exp(-abs(x))),
+    "i1": (torch.special.i1, lambda x: _mp.besseli(1, x)),
+    "i1e": (torch.special.i1e, lambda x: _mp.besseli(1, x) * _mp.exp(-abs(x))),
+    "sinc": (torch.special.sinc, lambda x: _mp.sinpi(x) / (_mp.pi * x) if x != 0 else _mp.mpf(1)),
+    "entr": (torch.special.entr, lambda x: -x * _mp.log(x) if x > 0 else (_mp.mpf(0) if x == 0 else -_mp.inf)),
+    "logit": (torch.special.logit, lambda x: _mp.log(x / (1 - x))),
+    "spherical_bessel_j0": (torch.special.spherical_bessel_j0, lambda x: _mp.sin(x) / x if x != 0 else _mp.mpf(1)),
+    "bessel_j0": (torch.special.bessel_j0, lambda x: _mp.besselj(0, x)),
+    "bessel_j1": (torch.special.bessel_j1, lambda x: _mp.besselj(1, x)),
+    "scaled_modified_bessel_k0": (torch.special.scaled_modified_bessel_k0, lambda x: _mp.besselk(0, x) * _mp.exp(x)),
+    "scaled_modified_bessel_k1": (torch.special.scaled_modified_bessel_k1, lambda x: _mp.besselk(1, x) * _mp.exp(x)),
+    "airy_ai": (torch.special.airy_ai, _mp.airyai),
+    "polygamma1": (lambda x: torch.special.polygamma(1, x), _mp_polygamma(1)),
+    "polygamma2": (lambda x: torch.special.polygamma(2, x), _mp_polygamma(2)),
+    "polygamma3": (lambda x: torch.special.polygamma(3, x), _mp_polygamma(3)),
+    "multigammaln3": (lambda x: torch.special.multigammaln(x, 3),
+                      lambda x: 3 * 2 / 4 * _mp.log(_mp.pi) + sum(_mp.loggamma(x - _mp.mpf(j) / 2) for j in range(3))),
+}
+SPECIAL_BINARY = {
+    "xlogy": (torch.special.xlogy, lambda x, y: _mp.mpf(0) if x == 0 else x * _mp.log(y)),
+    "xlog1py": (torch.special.xlog1py, lambda x, y: _mp.mpf(0) if x == 0 else x * _mp.log1p(y)),
+    "zeta": (torch.special.zeta, _mp_zeta),
+    "gammainc": (torch.special.gammainc, lambda a, x: _mp.gammainc(_mp_igam_domain(a, x), 0, x, regularized=True)),
+    "gammaincc": (torch.special.gammaincc,
+                  lambda a, x: _mp.gammainc(_mp_igam_domain(a, x), x, _mp.inf, regularized=True)),
+}
+# Limits where PyTorch returns something else (docs/special.md lists them).
+SPECIAL_LIMITS = {
+    ("i0", math.inf): math.inf, ("i0", -math.inf): math.inf,
+    ("i1", math.inf): math.inf, ("i1", -math.inf): -math.inf,
+    ("sinc", math.inf): math.nan, ("sinc", -math.inf): math.nan,
+    ("bessel_j0", math.inf): 0.0, ("bessel_j0", -math.inf): 0.0,
+    ("bessel_j1", math.inf): 0.0, ("bessel_j1", -math.inf): -0.0,
+    ("airy_ai", math.inf): 0.0, ("airy_ai", -math.inf): 0.0,
+    ("polygamma1", -1.0): math.inf, ("polygamma1", -2.0): math.inf, ("polygamma1", -3.0): math.inf,
+    ("polygamma1", -10.0): math.inf,
+}
+
+
+def _special_grid(name):
+    lin = lambda a, b, n: torch.linspace(a, b, n, dtype=torch.float64).tolist()
+    logs = lambda a, b, n: torch.logspace(a, b, n, dtype=torch.float64).tolist()
+    g = torch.Generator().manual_seed(hash(name) % 1000 if False else sum(map(ord, name)))
+    rnd = lambda a, b, n: (torch.rand(n, generator=g, dtype=torch.float64) * (b - a) + a).tolist()
+    edges = [0.0, -0.0, math.inf, -math.inf, math.nan]
+    grids = {
+        "erf": lin(-6, 6, 241) + rnd(-6, 6, 100) + logs(-300, 0, 40),
+        "erfc": lin(-6, 27, 331) + rnd(-2, 27, 100) + logs(-300, 0, 40),
+        "erfcx": lin(-26.5, 30, 226) + rnd(-26, 30, 100) + logs(1, 300, 60) + [-x for x in logs(-300, 0, 30)],
+        "erfinv": lin(-1, 1, 201) + rnd(-1, 1, 100) + [1 - x for x in logs(-16, -1, 60)] + logs(-300, -2, 30) + [1.5, -2.0],
+        "exp2": lin(-1080, 1030, 211) + rnd(-20, 20, 100) + logs(-300, 0, 30),
+        "expit": lin(-750, 40, 159) + rnd(-40, 40, 150) + logs(-300, 0, 30),
+        "expm1": lin(-40, 710, 151) + rnd(-2, 2, 100) + logs(-300, 0, 40) + [-x for x in logs(-300, 0, 40)],
+        "log1p": rnd(-1, 10, 150) + logs(-300, 300, 121) + [-x for x in logs(-300, -1e-9, 60)] + [-1.0, -2.0],
+        "ndtr": lin(-39, 10, 197) + rnd(-39, 10, 150) + logs(-300, 0, 30),
+        "log_ndtr": lin(-40, 10, 201) + rnd(-40, 40, 100) + [-x for x in logs(0, 150, 61)] + logs(0, 1.4, 30),
+        "ndtri": lin(0, 1, 201) + rnd(0, 1, 100) + logs(-300, -1, 60) + [1 - x for x in logs(-16, -1, 60)] + [-0.5, 1.5],
+        "digamma": lin(-20.25, 20, 324) + rnd(-20, 20, 100) + logs(-10, 10, 41) + [-3.0, -2.0, -1.0],
+        "gammaln": lin(-20.25, 30, 202) + rnd(0, 30, 100) + logs(-10, 300, 63) + [-3.0, -1.0],
+        "i0": lin(-30, 30, 241) + rnd(-700, 700, 100) + logs(-300, 2.85, 60),
+        "i0e": lin(-60, 60, 241) + rnd(-60, 60, 100) + logs(-300, 300, 61),
+        "i1": lin(-30, 30, 241) + rnd(-700, 700, 100) + logs(-300, 2.85, 60),
+        "i1e": lin(-60, 60, 241) + rnd(-60, 60, 100) + logs(-300, 300, 61),
+        "sinc": lin(-20, 20, 321) + rnd(-20, 20, 100) + logs(-300, 15, 64),
+        "entr": logs(-300, 300, 121) + rnd(0, 5, 100) + [-1.0, -1e-10],
+        "logit": lin(0, 1, 201) + rnd(0, 1, 100) + logs(-300, -1, 60) + [1 - x for x in logs(-16, -1, 30)] + [-0.5, 1.5],
+        "spherical_bessel_j0": lin(-100, 100, 401) + rnd(-100, 100, 100) + logs(-300, 300, 61),
+        "bessel_j0": lin(-40, 40, 321) + rnd(-100, 100, 100) + logs(-300, 300, 61),
+        "bessel_j1": lin(-40, 40, 321) + rnd(-100, 100, 100) + logs(-300, 300, 61),
+        "scaled_modified_bessel_k0": lin(0, 20, 201) + logs(-300, 300, 121) + [-1.0],
+        "scaled_modified_bessel_k1": lin(0, 20, 201) + logs(-300, 300, 121) + [-1.0],
+        "airy_ai": lin(-30, 30, 241) + rnd(-10, 2, 100) + [-x for x in logs(0, 6, 61)] + logs(-300, 2.2, 60),
+        "polygamma1": lin(-20.25, 20, 324) + rnd(-20, 20, 100) + logs(-10, 10, 41) + [-3.0, -2.0, -1.0, -10.0],
+        "polygamma2": lin(-20.25, 20, 324) + rnd(-20, 20, 100) + logs(-10, 10, 41) + [-3.0, -2.0, -1.0],
+        "polygamma3": lin(-20.25, 20, 324) + rnd(-20, 20, 100) + logs(-10, 10, 41) + [-3.0, -2.0, -1.0],
+        "multigammaln3": lin(1.01, 50, 100) + rnd(1.001, 100, 100) + logs(2, 200, 40),
+    }
+    return grids[name] + ([] if name == "multigammaln3" else edges)  # (multigammaln rejects those)
+
+
+def _special_pairs(name):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    rnd = lambda a, b, n: (torch.rand(n, generator=g, dtype=torch.float64) * (b - a) + a).tolist()
+    logr = lambda a, b, n: [10 ** v for v in rnd(a, b, n)]
+    edges_a = [0.0, 1.0, 2.5, math.inf, -math.inf, math.nan, -1.0, 0.0, 3.0, -2.5, 2.0, 2.0]
+    edges_b = [1.0, 0.0, math.nan, 1.0, 2.0, 1.0, 1.0, math.nan, -2.0, 2.0, -3.0, -2.5]
+    if name in ("xlogy", "xlog1py"):
+        lo = -0.999 if name == "xlog1py" else 0
+        a = rnd(-10, 10, 200) + [0.0] * 20 + rnd(-1, 1, 100)
+        b = rnd(lo, 10, 200) + rnd(lo, 5, 20) + logr(-300, 300, 100)
+    elif name == "zeta":
+        a = rnd(1.001, 40, 200) + [2.0, 3.0, 4.0, 5.0] * 25 + rnd(1.001, 3, 100)
+        b = logr(-3, 3, 200) + rnd(-10, -0.01, 100) + logr(-6, 6, 100)
+    else:
+        a = logr(-2, 2, 250) + logr(-5, 3, 200) + rnd(50, 200, 100)
+        b = logr(-3, 2.3, 250) + logr(-5, 3.3, 200) + rnd(40, 250, 100)
+    return a + edges_a, b + edges_b
+
+
+def _mp_value(f, args):
+    if not all(math.isfinite(v) for v in args):
+        return None
+    try:
+        r = f(*[mpmath.mpf(v) for v in args])
+        if isinstance(r, mpmath.mpc) or not mpmath.isfinite(r):
+            return None  # PyTorch's value stands in
+        return r
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError, mpmath.libmp.libhyper.NoConvergence):
+        return None
+
+
+def _mp_cond(f, args, value):
+    if value is None or value == 0 or not mpmath.isfinite(value):
+        return math.inf if value == 0 else 0.0
+    total = mpmath.mpf(0)
+    for i in range(len(args)):
+        if args[i] == 0:
+            continue
+        h = mpmath.mpf(10) ** -25
+        moved = [mpmath.mpf(v) for v in args]
+        moved[i] *= 1 + h
+        try:
+            total += abs((f(*moved) - value) / (h * value))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return math.inf
+    return float(total)
+
+
+def special():
+    mpmath.mp.dps = 50
+    table = [(n, f, m, 1) for n, (f, m) in SPECIAL_UNARY.items()] + \
+            [(n, f, m, 2) for n, (f, m) in SPECIAL_BINARY.items()]
+    for name, torch_f, mp_f, arity in table:
+        if arity == 1:
+            a = _special_grid(name)
+            b = [0.0] * len(a)
+        else:
+            a, b = _special_pairs(name)
+        A, B = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
+        args64 = (A,) if arity == 1 else (A, B)
+        t64 = torch_f(*args64)
+        t32 = torch_f(*[t.float() for t in args64]).double()
+        exact64, exact32, cond = [], [], []
+        np.seterr(over="ignore")
+        for i in range(len(a)):
+            xs = [a[i]] if arity == 1 else [a[i], b[i]]
+            xs32 = [float(np.float32(v)) for v in xs]
+            v64 = _mp_value(mp_f, xs)
+            v32 = _mp_value(mp_f, xs32)
+            limit = SPECIAL_LIMITS.get((name, a[i])) if arity == 1 else None
+            limit32 = SPECIAL_LIMITS.get((name, xs32[0])) if arity == 1 else None
+            exact64.append(limit if limit is not None else float(v64) if v64 is not None else t64[i].item())
+            exact32.append(limit32 if limit32 is not None else
+                           float(np.float32(float(v32))) if v32 is not None else t32[i].item())
+            cond.append(_mp_cond(mp_f, xs, v64))
+        rows = [a, b, t64.tolist(), t32.tolist(), exact64, exact32, cond]
+        save(f"sp_{name}", np.array(rows, dtype=np.float64))
+    # round(x, decimals) (exact: it must match PyTorch bit for bit), and
+    # integer inputs, which compute in float.
+    g = torch.Generator().manual_seed(7)
+    x = torch.cat([torch.randn(200, generator=g, dtype=torch.float64) * 10 ** torch.randint(-3, 6, (200,), generator=g),
+                   torch.tensor([0.125, 2.5, -2.5, 0.5, 1.5, 1234.5, 1250.0, -0.0, math.inf, math.nan])])
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        xt = x.to(dtype)
+        save(f"sp_round_in_{tag}", xt)
+        for d in (2, -1, 3):
+            save(f"sp_round_{d}_{tag}".replace("-", "m"), torch.special.round(xt, decimals=d))
+    i = torch.arange(-5, 6, dtype=torch.int32)
+    save("sp_int_in", i)
+    save("sp_int_expit", torch.special.expit(i))
+    save("sp_int_digamma", torch.special.digamma(i))
+    save("sp_int_xlogy", torch.special.xlogy(i, i.abs() + 1))
+    mpmath.mp.dps = 50
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     elementwise()
@@ -652,4 +901,5 @@ if __name__ == "__main__":
     shape_ops()
     autograd_cases()
     autograd_ops()
+    special()
     print("golden files written to", os.path.normpath(OUT))

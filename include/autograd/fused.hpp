@@ -72,6 +72,23 @@ int leaf_count(const E& e) {
 // (integer and bool results never require grad), are skipped, but still
 // count their leaves.
 template <class E, class G, class F, class Need>
+void backprop(const E& e, const G& g, int& k, F& f, const Need& need);
+
+// Recurses into one operand, building its gradient expression (make_g())
+// only when a leaf below needs it: a rule may refuse to build one (igamma's
+// a), and that must fail only when that gradient is asked for.
+template <class E, class MakeG, class F, class Need>
+void backprop_into(const E& e, const MakeG& make_g, int& k, F& f, const Need& need) {
+  using V = typename E::value_type;
+  if constexpr (!is_floating_v<V> || is_scalar_leaf<E>::value) {
+    k += leaf_count(e);
+  } else {
+    if (need(k, leaf_count(e))) backprop(e, make_g(), k, f, need);
+    else k += leaf_count(e);
+  }
+}
+
+template <class E, class G, class F, class Need>
 void backprop(const E& e, const G& g, int& k, F& f, const Need& need) {
   using V = typename E::value_type;
   const int n = leaf_count(e);
@@ -85,13 +102,13 @@ void backprop(const E& e, const G& g, int& k, F& f, const Need& need) {
     f(e, k++, g);
   } else if constexpr (requires { e.c; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    backprop(e.a, D::grad_a(g, e), k, f, need);
-    backprop(e.b, D::grad_b(g, e), k, f, need);
-    backprop(e.c, D::grad_c(g, e), k, f, need);
+    backprop_into(e.a, [&] { return D::grad_a(g, e); }, k, f, need);
+    backprop_into(e.b, [&] { return D::grad_b(g, e); }, k, f, need);
+    backprop_into(e.c, [&] { return D::grad_c(g, e); }, k, f, need);
   } else if constexpr (requires { e.b; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    backprop(e.a, D::grad_a(g, e), k, f, need);
-    backprop(e.b, D::grad_b(g, e), k, f, need);
+    backprop_into(e.a, [&] { return D::grad_a(g, e); }, k, f, need);
+    backprop_into(e.b, [&] { return D::grad_b(g, e); }, k, f, need);
   } else if constexpr (requires { e.op; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
     backprop(e.a, D::grad(g, e), k, f, need);
@@ -143,6 +160,15 @@ constexpr bool repeated_leaf_candidate() {
 // The gradient expression of every differentiable tensor leaf, in leaf
 // order (the chain rule of backprop, returned instead of called back).
 template <class E, class G>
+auto leaf_gradients(const E& e, const G& g);
+// One operand's: its gradient expression is built only if it has
+// differentiable leaves (as backprop_into).
+template <class E, class MakeG>
+auto leaf_gradients_into(const E& e, const MakeG& make_g) {
+  if constexpr (!is_floating_v<typename E::value_type> || is_scalar_leaf<E>::value) return std::tuple<>{};
+  else return leaf_gradients(e, make_g());
+}
+template <class E, class G>
 auto leaf_gradients(const E& e, const G& g) {
   using V = typename E::value_type;
   if constexpr (!is_floating_v<V> || is_scalar_leaf<E>::value) {
@@ -151,11 +177,13 @@ auto leaf_gradients(const E& e, const G& g) {
     return std::make_tuple(g);
   } else if constexpr (requires { e.c; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    return std::tuple_cat(leaf_gradients(e.a, D::grad_a(g, e)), leaf_gradients(e.b, D::grad_b(g, e)),
-                          leaf_gradients(e.c, D::grad_c(g, e)));
+    return std::tuple_cat(leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }),
+                          leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); }),
+                          leaf_gradients_into(e.c, [&] { return D::grad_c(g, e); }));
   } else if constexpr (requires { e.b; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    return std::tuple_cat(leaf_gradients(e.a, D::grad_a(g, e)), leaf_gradients(e.b, D::grad_b(g, e)));
+    return std::tuple_cat(leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }),
+                          leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); }));
   } else if constexpr (requires { e.op; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
     return leaf_gradients(e.a, D::grad(g, e));
