@@ -226,7 +226,6 @@ Tensor<T>& masked_fill_(Tensor<T>& x, const M& mask, S value) {
 // The elements of x where mask is true (both broadcast), as a 1-D tensor.
 template <class T, Expression M>
 Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
-  detail::check_no_autograd("masked_select", x);
   static_assert(std::is_same_v<typename M::value_type, bool>, "masked_select: expected BoolTensor for mask");
   const Shape shape = detail::broadcast_shapes(x.sizes(), mask.sizes());
   const Tensor<T> xs = Tensor<T>(x.expand(shape)).contiguous();
@@ -238,6 +237,7 @@ Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
   T* dst = out.data_ptr();
   for (int64_t i = 0; i < ms.numel(); ++i)
     if (m[i]) *dst++ = src[i];
+  detail::record_op<autograd::tag::MaskedSelect>(out, x, ms);
   return out;
 }
 

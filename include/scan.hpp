@@ -59,10 +59,12 @@ auto cumsum(const E& e, int64_t dim) {
 }
 template <Expression E>
 auto cumprod(const E& e, int64_t dim) {
-  detail::check_no_autograd("cumprod", e);
   using T = typename E::value_type;
   using Acc = detail::scan_acc_t<T>;
-  return detail::scan<detail::sum_t<T>>(Tensor<T>(e), dim, Acc(1), [](Acc a, Acc b) { return a * b; });
+  auto out = detail::unrecorded(
+      [&] { return detail::scan<detail::sum_t<T>>(Tensor<T>(e), dim, Acc(1), [](Acc a, Acc b) { return a * b; }); });
+  detail::record_op<autograd::tag::Cumprod>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
+  return out;
 }
 
 }  // namespace tsr

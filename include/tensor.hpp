@@ -89,6 +89,12 @@ struct TensorImpl {
   int64_t numel = 1;
   bool contiguous = true;
   std::unique_ptr<detail::AutogradMeta> autograd;  // null unless autograd ever touched this tensor
+  // For a view: the tensor it views (the first non-view one, as PyTorch's
+  // _base), and the storage version its autograd state was last derived at.
+  // An in-place write through any view rebases the base's history; the
+  // other views derive theirs again when they see the version move.
+  std::shared_ptr<TensorImpl> view_base;
+  uint64_t view_version = 0;
 
   void set_geometry(Shape sz, Strides st, int64_t off) {
     sizes = std::move(sz);
@@ -331,6 +337,8 @@ class Tensor : public ExprBase<Tensor<T>> {
   // A view of the same storage; autograd records it when this tensor requires grad.
   Tensor with_geometry(Shape sizes, Strides strides, int64_t offset) const {
     Tensor view = alias_with_geometry(std::move(sizes), std::move(strides), offset);
+    view.impl_->view_base = impl_->view_base ? impl_->view_base : impl_;
+    view.impl_->view_version = storage()->version();
     if (impl_->autograd) detail::record_view(*this, view);
     return view;
   }

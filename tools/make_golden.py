@@ -638,6 +638,80 @@ def autograd_ops():
         lambda a, b: torch.remainder(a, b) + torch.fmod(a, b))
     run("rounding", [leaf(6)], lambda x: torch.floor(x) + torch.ceil(x) + torch.round(x) + torch.trunc(x)
         + torch.sign(x) + torch.frac(x))
+    # (Added later: at the end, so the inputs drawn above stay as they were.)
+    run("cumprod", [given(zeros)], lambda x: torch.cumprod(x, 1))  # no zero, one, two per line
+    run("cumprod_dim0", [given(zeros)], lambda x: torch.cumprod(x * 1.5, 0))
+    run("masked_select", [leaf(3, 4)], lambda x: torch.masked_select(x, torch.tensor([True, False, True, True])))
+
+
+def autograd_inplace_views():
+    """In-place writes into views of tensors with history (PyTorch's CopySlices)."""
+    g = torch.Generator().manual_seed(29)
+
+    def leaf(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float32).requires_grad_()
+
+    def run(name, inputs, f):
+        for i, t in enumerate(inputs):
+            save(f"agv_{name}_in{i}", t)
+        out = f(*inputs)
+        save(f"agv_{name}_out", out)
+        out.backward()
+        for i, t in enumerate(inputs):
+            save(f"agv_{name}_grad{i}", t.grad if t.grad is not None else torch.zeros_like(t))
+
+    def slice_add(x, w):  # a slice of a result, added into
+        y = x * 2
+        y[1:3] += w * 3
+        return (y * y).sum()
+
+    def into_plain(x):  # writes into a buffer that needs no grad
+        buf = torch.zeros(6)
+        buf[0:3].copy_(x)
+        buf[3:6] = x * x
+        return (buf * torch.arange(6.0)).sum()
+
+    def siblings(x):  # a sibling view read after another one was written
+        y = x.clone()
+        a = y[0]
+        b = y[1:]
+        b.mul_(2)
+        return (a * 3).sum() + (y * y).sum()
+
+    def transposed_select(x):  # select of a transposed view, filled with a constant
+        y = x * 1
+        y.t()[1].fill_(0)
+        return (y.exp()).sum()
+
+    def base_with_views(x):  # the base written while a view of it lives
+        y = x * 2
+        v = y[0:2]
+        y += x * x
+        return (v * v).sum() + y.sum()
+
+    def nested(x, w):  # a view of a view
+        y = x.sin()
+        y[1:][0:2].mul_(w)
+        return (y * torch.arange(1.0, 5.0)).sum()
+
+    def masked(x):
+        y = x * 3
+        y[:, 0].masked_fill_(y[:, 0] > 0, 0.5)
+        return (y * y).sum()
+
+    def reads_itself(x):  # the written value reads the view itself and its base
+        y = x + 1
+        y[1:3] = y[1:3] * 2 + y[0:2]
+        return (y * torch.arange(1.0, 5.0)).sum()
+
+    run("slice_add", [leaf(4), leaf(2)], slice_add)
+    run("into_plain", [leaf(3)], into_plain)
+    run("siblings", [leaf(3, 2)], siblings)
+    run("transposed_select", [leaf(3, 4)], transposed_select)
+    run("base_with_views", [leaf(4)], base_with_views)
+    run("nested", [leaf(4), leaf(2)], nested)
+    run("masked", [leaf(4, 3)], masked)
+    run("reads_itself", [leaf(4)], reads_itself)
 
 
 # ----- torch.special ---------------------------------------------------------------
@@ -901,5 +975,6 @@ if __name__ == "__main__":
     shape_ops()
     autograd_cases()
     autograd_ops()
+    autograd_inplace_views()
     special()
     print("golden files written to", os.path.normpath(OUT))

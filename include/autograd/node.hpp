@@ -182,10 +182,17 @@ Tensor<T>* direct_grad_slot(const std::shared_ptr<Node>& edge, const Shape& shap
 
 namespace tsr::detail {
 
+// Brings a view's autograd state up to date with its base's after an
+// in-place write moved the storage version (autograd/view_node.hpp).
+template <class T>
+void sync_view(const Tensor<T>& view);
+
 template <class T>
 bool requires_grad(const Tensor<T>& t) {
   const auto& impl = t.impl_ptr();
-  return impl && impl->autograd && impl->autograd->requires_grad;
+  if (!impl) return false;
+  if (impl->view_base) sync_view(t);
+  return impl->autograd && impl->autograd->requires_grad;
 }
 
 // The node that receives a gradient for input t: its grad_fn, or (for a

@@ -253,6 +253,61 @@ struct OpRule<tag::Cumsum> {
   }
 };
 
+// cumprod (PyTorch's cumprod_backward): along each line, with k the first
+// zero of x (n if none), element i < k gets sum_{i <= j < k} g_j y_j / x_i;
+// element k gets sum_{j >= k} g_j prod_{m <= j, m != k} x_m; later elements
+// get 0 (their products all contain x_k). Lines run in double.
+template <>
+struct OpRule<tag::Cumprod> {
+  template <class T, class E>
+  static void record(const Tensor<T>& out, const E& e, int64_t dim) {
+    struct Rule {
+      Input<E> in;
+      int64_t dim;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        if (g.dim() == 0) return in.send(g);
+        // Lines along the last dim, contiguous.
+        const int64_t last = g.dim() - 1;
+        const Tensor<T> x = in.value().transpose(dim, last).contiguous();
+        const Tensor<T> gl = g.transpose(dim, last).contiguous();
+        Tensor<T> gx = Tensor<T>::allocate(x.sizes());
+        const int64_t n = x.size(last), lines = n == 0 ? 0 : x.numel() / n;
+        const T *px = x.data_ptr(), *pg = gl.data_ptr();
+        T* out = gx.data_ptr();
+        std::vector<double> prefix(static_cast<std::size_t>(n));
+        for (int64_t l = 0; l < lines; ++l) {
+          const T* xl = px + l * n;
+          const T* gline = pg + l * n;
+          T* o = out + l * n;
+          int64_t k = 0;
+          double p = 1;
+          for (; k < n && double(xl[k]) != 0; ++k) prefix[static_cast<std::size_t>(k)] = p *= double(xl[k]);
+          // i < k: the sum of g_j y_j over i <= j < k, from the end, divided by x_i.
+          double tail = 0;
+          for (int64_t i = k - 1; i >= 0; --i) {
+            tail += double(gline[i]) * prefix[static_cast<std::size_t>(i)];
+            o[i] = T(tail / double(xl[i]));
+          }
+          if (k < n) {
+            // i = k: sum_{j >= k} g_j (y_(k-1) prod_{k < m <= j} x_m).
+            double running = k > 0 ? prefix[static_cast<std::size_t>(k - 1)] : 1.0, acc = double(gline[k]) * running;
+            for (int64_t j = k + 1; j < n; ++j) {
+              running *= double(xl[j]);
+              acc += double(gline[j]) * running;
+            }
+            o[k] = T(acc);
+            for (int64_t i = k + 1; i < n; ++i) o[i] = T(0);
+          }
+        }
+        return in.send(gx.transpose(dim, last));
+      }
+    };
+    Input<E> in(e, true);
+    auto edges = in.edges();
+    set_rule(out, "CumprodBackward0", Rule{std::move(in), dim}, std::move(edges));
+  }
+};
+
 // max/min along a dim with indices: the gradient goes to the chosen element.
 template <>
 struct OpRule<tag::IndexReduce> {

@@ -73,6 +73,30 @@ struct OpRule<tag::IndexSelect> {
   }
 };
 
+// masked_select: the gradient goes back to the selected positions (of the
+// broadcast shape), then is summed to x's shape where x was broadcast.
+template <>
+struct OpRule<tag::MaskedSelect> {
+  template <class T>
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<bool>& mask) {
+    struct Rule {
+      Shape x_sizes;
+      Tensor<bool> mask;  // broadcast to the common shape, contiguous
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        const Tensor<T> gc = g.contiguous();
+        auto full = zeros<T>(mask.sizes());
+        const bool* m = mask.data_ptr();
+        const T* src = gc.data_ptr();
+        T* dst = full.data_ptr();
+        for (int64_t i = 0; i < mask.numel(); ++i)
+          if (m[i]) dst[i] = *src++;
+        return {tsr::detail::sum_to(full, x_sizes).impl_ptr()};
+      }
+    };
+    set_rule(out, "MaskedSelectBackward0", Rule{x.sizes(), mask}, {tsr::detail::gradient_edge(x)});
+  }
+};
+
 // gather: the gradient scatter-added back.
 template <>
 struct OpRule<tag::Gather> {

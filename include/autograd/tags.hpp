@@ -14,6 +14,7 @@ struct Norm;
 struct Logsumexp;
 struct Softmax;
 struct Cumsum;
+struct Cumprod;
 struct IndexReduce;
 // matrix products (autograd/linalg_rules.hpp)
 struct Matmul;
@@ -28,4 +29,5 @@ struct Flip;
 struct Roll;
 struct Repeat;
 struct Triangle;
+struct MaskedSelect;
 }  // namespace tsr::autograd::tag

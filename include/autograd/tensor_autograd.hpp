@@ -62,6 +62,7 @@ Tensor<T>& Tensor<T>::requires_grad_(bool on) {
 
 template <class T>
 bool Tensor<T>::is_leaf() const {
+  (void)detail::requires_grad(*this);  // a view may have to catch up with its base first
   const auto& meta = impl().autograd;
   return !meta || !meta->grad_fn;
 }
@@ -97,6 +98,7 @@ void Tensor<T>::register_hook(std::function<Tensor<T>(const Tensor<T>&)> hook) {
 
 template <class T>
 std::string Tensor<T>::grad_fn_name() const {
+  (void)detail::requires_grad(*this);  // a view may have to catch up with its base first
   const auto& meta = impl().autograd;
   return meta && meta->grad_fn ? meta->grad_fn->name() : "";
 }

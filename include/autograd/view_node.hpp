@@ -12,13 +12,26 @@
 
 namespace tsr::autograd {
 
-template <class T>
-class ViewNode final : public TypedNode<T> {
- public:
-  ViewNode(const Tensor<T>& base, const Tensor<T>& view)
+// Where a view sits in its base: both geometries, the view's offset taken
+// from the base's, and the span of storage the base covers.
+struct ViewGeometry {
+  template <class T>
+  ViewGeometry(const Tensor<T>& base, const Tensor<T>& view)
       : base_sizes_(base.sizes()), base_strides_(base.strides()), base_span_(base.extent()),
         view_sizes_(view.sizes()), view_strides_(view.strides()),
-        view_offset_(view.storage_offset() - base.storage_offset()) {
+        view_offset_(view.storage_offset() - base.storage_offset()) {}
+  Shape base_sizes_;
+  Strides base_strides_;
+  int64_t base_span_;
+  Shape view_sizes_;
+  Strides view_strides_;
+  int64_t view_offset_;
+};
+
+template <class T>
+class ViewNode final : public TypedNode<T>, private ViewGeometry {
+ public:
+  ViewNode(const Tensor<T>& base, const Tensor<T>& view) : ViewGeometry(base, view) {
     this->next.push_back(detail::gradient_edge(base));
   }
   std::string name() const override { return "ViewBackward0"; }
@@ -62,13 +75,33 @@ class ViewNode final : public TypedNode<T> {
     if (base_contiguous && view_contiguous) return g.reshape(base_sizes_);
     return std::nullopt;
   }
+};
 
-  Shape base_sizes_;
-  Strides base_strides_;
-  int64_t base_span_;
-  Shape view_sizes_;
-  Strides view_strides_;
-  int64_t view_offset_;
+// The base's new grad_fn after an in-place write into one of its views
+// (PyTorch's CopySlices): the base's gradient goes to the written value
+// through the view's geometry, and to the base's old history everywhere
+// else (the view's region was overwritten: zero there).
+template <class T>
+class CopySlices final : public TypedNode<T>, private ViewGeometry {
+ public:
+  CopySlices(const Tensor<T>& base, const Tensor<T>& view, std::shared_ptr<Node> old_base,
+             std::shared_ptr<Node> value)
+      : ViewGeometry(base, view) {
+    this->next.push_back(std::move(old_base));
+    this->next.push_back(std::move(value));
+  }
+  std::string name() const override { return "CopySlices"; }
+  std::vector<GradRef> apply(const GradRef& grad) override {
+    // The gradient laid out like the base's storage, so the view's strides address it.
+    auto buffer = zeros<T>({base_span_});
+    buffer.as_strided(base_sizes_, base_strides_, 0).copy_(Tensor<T>(grad));
+    Tensor<T> region = buffer.as_strided(view_sizes_, view_strides_, view_offset_);
+    GradRef to_value = this->next[1] ? detail::materialize<T>(region).impl_ptr() : nullptr;
+    region.zero_();
+    GradRef to_old = this->next[0] ? detail::materialize<T>(buffer.as_strided(base_sizes_, base_strides_, 0)).impl_ptr()
+                                   : nullptr;
+    return {to_old, to_value};
+  }
 };
 
 }  // namespace tsr::autograd
@@ -83,6 +116,25 @@ void record_view(const Tensor<T>& base, const Tensor<T>& view) {
       check(base.strides()[d] != 0 || base.sizes()[d] <= 1,
             "autograd does not record views of a broadcast (expanded) tensor that requires grad; clone() it first");
     set_history(view, std::make_shared<autograd::ViewNode<T>>(base, view));
+  }
+}
+
+// A view whose storage version moved since its autograd state was derived:
+// its base may have a new history (an in-place write through this or
+// another view), so the view's grad_fn is derived again from the base's.
+// (Under no-grad nothing is recorded; the view catches up later.)
+template <class T>
+void sync_view(const Tensor<T>& view) {
+  TensorImpl& impl = *view.impl_ptr();
+  const uint64_t now = impl.storage->version();
+  if (impl.view_version == now || !grad_mode_flag()) return;
+  impl.view_version = now;
+  if constexpr (is_floating_v<T>) {
+    if (impl.autograd && impl.autograd->grad_fn) {
+      impl.autograd->grad_fn.reset();
+      impl.autograd->requires_grad = false;
+    }
+    if (!(impl.autograd && impl.autograd->requires_grad)) record_view(Tensor<T>(impl.view_base), view);
   }
 }
 

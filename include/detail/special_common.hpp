@@ -57,6 +57,14 @@ TSR_HOST_DEVICE inline DD dd_div(DD a, double b) {
   return two_sum(q, rest);
 }
 
+// a / b for a double-double b: one correction step on a.hi / b.hi.
+TSR_HOST_DEVICE inline DD dd_div(DD a, DD b) {
+  const double q = a.hi / b.hi;
+  const DD p = dd_mul(b, q);
+  const DD r = dd_add(a, DD{-p.hi, -p.lo});
+  return two_sum(q, r.hi / b.hi);
+}
+
 // exp(x * x) without the rounding error of x * x (which, multiplied by
 // x * x up to ~700, would cost hundreds of ulps).
 TSR_HOST_DEVICE inline double exp_x2(double x) {
