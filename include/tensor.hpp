@@ -89,12 +89,16 @@ struct TensorImpl {
   int64_t numel = 1;
   bool contiguous = true;
   std::unique_ptr<detail::AutogradMeta> autograd;  // null unless autograd ever touched this tensor
-  // For a view: the tensor it views (the first non-view one, as PyTorch's
-  // _base), and the storage version its autograd state was last derived at.
-  // An in-place write through any view rebases the base's history; the
-  // other views derive theirs again when they see the version move.
+  // For a view made with grad mode on: the tensor it views (the first
+  // non-view one, as PyTorch's _base), and the storage version its autograd
+  // state was last derived at. An in-place write through any view rebases
+  // the base's history; the other views derive theirs again when they see
+  // the version move. Views made with grad mode off (backward's own, or
+  // under NoGradGuard) keep no base: they only carry the flag below, and a
+  // recorded in-place write into one is PyTorch's error.
   std::shared_ptr<TensorImpl> view_base;
   uint64_t view_version = 0;
+  bool view_without_grad_mode = false;
 
   void set_geometry(Shape sz, Strides st, int64_t off) {
     sizes = std::move(sz);
@@ -337,9 +341,13 @@ class Tensor : public ExprBase<Tensor<T>> {
   // A view of the same storage; autograd records it when this tensor requires grad.
   Tensor with_geometry(Shape sizes, Strides strides, int64_t offset) const {
     Tensor view = alias_with_geometry(std::move(sizes), std::move(strides), offset);
-    view.impl_->view_base = impl_->view_base ? impl_->view_base : impl_;
-    view.impl_->view_version = storage()->version();
-    if (impl_->autograd) detail::record_view(*this, view);
+    if (detail::grad_mode_flag()) {
+      view.impl_->view_base = impl_->view_base ? impl_->view_base : impl_;
+      view.impl_->view_version = storage()->version();
+      if (impl_->autograd) detail::record_view(*this, view);
+    } else {
+      view.impl_->view_without_grad_mode = true;
+    }
     return view;
   }
   Tensor alias_with_geometry(Shape sizes, Strides strides, int64_t offset) const {

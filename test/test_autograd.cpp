@@ -419,6 +419,13 @@ TEST_CASE("in-place writes into views rebase the base's history (CopySlices), as
   auto leaf = tensor<float>({1.f, 2.f}).requires_grad_();
   CHECK(error_of([&] { leaf.slice(0, 0, 1) += 1.f; }) ==
         "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  // A view made under NoGradGuard and written with grad mode on: PyTorch's error.
+  auto plain = zeros<float>({4});
+  Tensor<float> quiet_view = [&] {
+    NoGradGuard no_grad;
+    return plain.slice(0, 0, 2);
+  }();
+  CHECK(error_of([&] { quiet_view.copy_(leaf * 2.f); }).rfind("A view was created in no_grad mode", 0) == 0);
   // gradcheck through a write into a view (double).
   CHECK(autograd::gradcheck(
       [](const std::vector<Tensor<double>>& v) {

@@ -74,6 +74,11 @@ Tensor<T>& copy_with_history(Tensor<T>& dst, const E& src) {
   if constexpr (is_floating_v<T>) {
     check(!(requires_grad(dst) && dst.is_leaf()),
           "a leaf Variable that requires grad is being used in an in-place operation.");
+    check(!dst.impl_ptr()->view_without_grad_mode,
+          "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+          "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+          "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+          "tracked) or both outside (if you want the inplace to be tracked).");
     const std::shared_ptr<TensorImpl> base_impl = dst.impl_ptr()->view_base;
     const Tensor<T> base = base_impl ? Tensor<T>(base_impl) : Tensor<T>();
     if (base.defined())
