@@ -69,9 +69,9 @@ inline constexpr bool batch_in_float_v = requires { requires Fn::batch_in_float;
 // Whether a float batch must take the double path although Fn's batch form
 // is good in float arithmetic: Fn::needs_double(x) where Fn has it (lanes
 // whose float result would be subnormal, which xsimd's float exp flushes).
-template <class Fn, class B>
-bool float_batch_needs_double(const Fn& fn, const B& x) {
-  if constexpr (requires { fn.needs_double(x); }) return fn.needs_double(x);
+template <class Fn, class... B>
+bool float_batch_needs_double(const Fn& fn, const B&... x) {
+  if constexpr (requires { fn.needs_double(x...); }) return fn.needs_double(x...);
   else return false;
 }
 
@@ -111,7 +111,7 @@ struct SpecialBinary : detail::FloatOp {
       return static_cast<V>(fn.eval(static_cast<double>(x), static_cast<double>(y)));
     } else if constexpr (std::is_same_v<m::lane_t<V>, float>) {
       if constexpr (batch_in_float_v<Fn>) {
-        if (!fn.needs_double(x, y)) return fn.batch(x, y);
+        if (!float_batch_needs_double(fn, x, y)) return fn.batch(x, y);
       }
       return m::in_double(x, y, [this](auto a, auto b) { return fn.batch(a, b); });
     } else if constexpr (Fn::batch_for_double) {
@@ -314,7 +314,6 @@ struct Xlogy {
 struct Xlog1py {
   static constexpr const char* name = "special_xlog1py";
   static constexpr bool simd = true, batch_for_double = false, batch_in_float = true;
-  template <class B> bool needs_double(B, B) const { return false; }
   TSR_HOST_DEVICE double eval(double x, double y) const {
     if (std::isnan(y)) return y;
     return x == 0 ? 0.0 : x * std::log1p(y);

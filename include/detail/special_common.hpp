@@ -131,10 +131,4 @@ TSR_HOST_DEVICE inline double poly(const double (&c)[N], double x) {
   return r;
 }
 
-// The scalar forms work in double; floats go through them and round once.
-template <class T, class F>
-TSR_HOST_DEVICE inline T via_double(F f, T x) {
-  return static_cast<T>(f(static_cast<double>(x)));
-}
-
 }  // namespace tsr::detail::special
