@@ -714,6 +714,72 @@ def autograd_inplace_views():
     run("reads_itself", [leaf(4)], reads_itself)
 
 
+def autograd_second_order():
+    """Second derivatives through create_graph (float64): Hessian-vector
+    products of composite functions, a gradient penalty, an MLP's HVP."""
+    g = torch.Generator().manual_seed(31)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    def hvp(name, inputs, f):
+        """Saves the inputs, v, f's gradient and the Hessian-vector product."""
+        xs = [t.clone().requires_grad_() for t in inputs]
+        for i, t in enumerate(xs):
+            save(f"ag2_{name}_in{i}", t)
+        vs = [rand(*t.shape) for t in xs]
+        for i, v in enumerate(vs):
+            save(f"ag2_{name}_v{i}", v)
+        out = f(*xs)
+        grads = torch.autograd.grad(out, xs, create_graph=True)
+        for i, gr in enumerate(grads):
+            save(f"ag2_{name}_grad{i}", gr)
+        dot = sum((gr * v).sum() for gr, v in zip(grads, vs))
+        second = torch.autograd.grad(dot, xs, allow_unused=True)
+        for i, h in enumerate(second):
+            save(f"ag2_{name}_hvp{i}", h if h is not None else torch.zeros_like(xs[i]))
+
+    hvp("elementwise", [rand(3, 4), rand(4).abs() + 0.5],
+        lambda x, y: (torch.sin(x) * y + torch.tanh(x * y) + torch.exp(-x * x) / y + torch.sqrt(y) * x.sigmoid()).sum())
+    hvp("pow_where", [rand(5), rand(5).abs() + 0.5],
+        lambda x, y: (torch.where(x > 0, x.pow(3), y.pow(x)) + torch.maximum(x, y) ** 2 + x.abs() * y).sum())
+    hvp("reductions", [rand(3, 5)],
+        lambda x: ((x.var(1) * x.std(0).sum()).sum() + x.logsumexp(1).sum() + x.norm(dim=1).prod() + x.amax(1).pow(2).sum()))
+    hvp("softmax", [rand(4, 6)],
+        lambda x: (torch.softmax(x, 1) * torch.log_softmax(x * 2, 0)).sum() + (x.mean(0) ** 2).sum())
+    hvp("matmul", [rand(3, 4), rand(4, 2), rand(2)],
+        lambda a, b, c: (torch.tanh(a @ b + c) ** 2).sum() + (a.t() @ a).trace() * (b @ c).sum())
+    hvp("views_and_shapes", [rand(4, 3)],
+        lambda x: (torch.cat([x.t(), x[1:3].t() * 2], 1).pow(2).sum(0) * torch.arange(1.0, 7.0, dtype=torch.float64)).sum()
+        + x.reshape(2, 6).exp().cumsum(1).sum() + x.cumprod(0).sum()
+        + (x.index_select(0, torch.tensor([2, 0, 2])) ** 3).sum()
+        + (x.gather(1, torch.tensor([[0, 2], [1, 1], [2, 0], [0, 0]])) ** 2).sum()
+        + x.max(1)[0].pow(3).sum() + x.sort(1)[0][:, 0].pow(2).sum()
+        + x.unsqueeze(0).expand(2, 4, 3).pow(2).sum())
+
+    # A gradient penalty (WGAN-GP): the norm of dD/dx per sample, pushed to 1.
+    x = rand(5, 3).requires_grad_()
+    w1, b1, w2 = rand(4, 3).requires_grad_(), rand(4).requires_grad_(), rand(4).requires_grad_()
+    for name, t in [("x", x), ("w1", w1), ("b1", b1), ("w2", w2)]:
+        save(f"ag2_gp_{name}", t)
+    d = (torch.relu(x @ w1.t() + b1) * w2).sum(1)
+    (dx,) = torch.autograd.grad(d.sum(), x, create_graph=True)
+    gp = ((dx.norm(dim=1) - 1) ** 2).mean()
+    save("ag2_gp_out", gp)
+    gp.backward()
+    for name, t in [("x", x), ("w1", w1), ("b1", b1), ("w2", w2)]:
+        save(f"ag2_gp_grad_{name}", t.grad)
+
+    # An MLP's Hessian-vector product with respect to its weights:
+    # cross-entropy (log_softmax against one-hot labels) of tanh layers.
+    x = rand(6, 4)
+    onehot = torch.nn.functional.one_hot(torch.tensor([0, 2, 1, 2, 0, 1]), 3).double()
+    save("ag2_mlp_x", x)
+    save("ag2_mlp_onehot", onehot)
+    hvp("mlp", [rand(5, 4) * 0.5, rand(5) * 0.1, rand(3, 5) * 0.5, rand(3) * 0.1],
+        lambda w1, b1, w2, b2: -(torch.log_softmax(torch.tanh(x @ w1.t() + b1) @ w2.t() + b2, 1) * onehot).sum(1).mean())
+
+
 # ----- torch.special ---------------------------------------------------------------
 # One file per function, sp_<name>.npy, a (7, n) float64 array with rows:
 # input (x, or a), second input (b; zeros for unary functions), PyTorch's
@@ -977,4 +1043,5 @@ if __name__ == "__main__":
     autograd_ops()
     autograd_inplace_views()
     special()
+    autograd_second_order()
     print("golden files written to", os.path.normpath(OUT))

@@ -75,9 +75,12 @@ class NodeTable {
 
 }  // namespace detail_engine
 
-// Runs backward from each root with its gradient.
+// Runs backward from each root with its gradient. With create_graph, the
+// backward pass is itself recorded (grad mode stays on while nodes run), so
+// the gradients it produces have a history of their own: second
+// derivatives.
 inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, GradRef>>& roots, bool retain_graph,
-                         Capture* capture = nullptr) {
+                         Capture* capture = nullptr, bool create_graph = false) {
   detail_engine::NodeTable table;
   // autograd::grad returns gradients instead of accumulating them.
   struct DirectGuard {
@@ -112,7 +115,8 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
       ready.push_back(root);
     }
   }
-  NoGradGuard no_grad;  // backward itself is not recorded
+  // Backward itself is recorded only for create_graph.
+  const detail::GradModeGuard grad_mode(create_graph);
   while (!ready.empty()) {
     const std::shared_ptr<Node> node = std::move(ready.back());
     ready.pop_back();
@@ -125,7 +129,10 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
           if (capture->nodes[i] == node.get()) capture->grads[i] = g;
         run = node->accumulates_into() == nullptr;
       }
-      if (run) out = node->apply(g);
+      if (run) {
+        const RunningNode running(node);
+        out = node->apply(g);
+      }
       if (!retain_graph) node->release_saved();
     }
     for (std::size_t i = 0; i < node->next.size(); ++i) {

@@ -31,16 +31,28 @@ class SavedTensor {
   SavedTensor() = default;
   explicit SavedTensor(const Tensor<T>& t) : t_(t), version_(t.storage()->version()) {}
   // An op's own result: kept without its autograd state, which would point
-  // back at the node that keeps it (a reference cycle).
-  static SavedTensor output(const Tensor<T>& t) { return SavedTensor(t.detach()); }
-  const Tensor<T>& get() const {
+  // back at the node that keeps it (a reference cycle). A recorded backward
+  // (create_graph) reads it with that node as its grad_fn again, so the
+  // gradient depends on the result's history (PyTorch's saved outputs).
+  static SavedTensor output(const Tensor<T>& t) {
+    SavedTensor saved(t.detach());
+    saved.is_output_ = true;
+    return saved;
+  }
+  Tensor<T> get() const {
     detail::check_saved_version(t_, version_);
+    if (is_output_ && detail::grad_mode_flag() && RunningNode::current()) {
+      Tensor<T> with_history = t_.detach();
+      detail::set_history(with_history, *RunningNode::current());
+      return with_history;
+    }
     return t_;
   }
 
  private:
   Tensor<T> t_;
   uint64_t version_ = 0;
+  bool is_output_ = false;
 };
 
 // A differentiable input of an op: a tensor (its gradient goes to the

@@ -227,6 +227,130 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
   }
 };
 
+// ----- create_graph: a gradient expression recorded one op at a time ----------
+//
+// A recorded backward cannot record a gradient expression as one fused
+// node: that node's own backward would build a new expression type, whose
+// node would build another, and the compiler would never finish. Instead
+// every op of the gradient expression is materialized on its own, its
+// operands materialized first, through the ordinary recording path. The
+// nodes made are then FusedNode<op over tensors and scalars>: a finite
+// set, closed under differentiation (the rules of those ops build
+// expressions of the same ops again), so derivatives of any order work.
+template <class E>
+auto recorded_per_op(const E& e);
+
+template <class Op, class A>
+auto with_recorded_operands(const Unary<Op, A>& e) {
+  auto a = recorded_per_op(e.a);
+  return Unary<Op, decltype(a)>(std::move(a), e.op);
+}
+template <class Op, class A, class B>
+auto with_recorded_operands(const Binary<Op, A, B>& e) {
+  auto a = recorded_per_op(e.a);
+  auto b = recorded_per_op(e.b);
+  return Binary<Op, decltype(a), decltype(b)>(std::move(a), std::move(b), e.op);
+}
+template <class Op, class A, class B, class C>
+auto with_recorded_operands(const Ternary<Op, A, B, C>& e) {
+  auto a = recorded_per_op(e.a);
+  auto b = recorded_per_op(e.b);
+  auto c = recorded_per_op(e.c);
+  return Ternary<Op, decltype(a), decltype(b), decltype(c)>(std::move(a), std::move(b), std::move(c), e.op);
+}
+template <class U, class A>
+auto with_recorded_operands(const Cast<U, A>& e) {
+  auto a = recorded_per_op(e.a);
+  return Cast<U, decltype(a)>(std::move(a));
+}
+
+}  // namespace tsr::detail
+
+namespace tsr::autograd {
+// The node of a recorded gradient op that also read tensors through a
+// comparison (relu's x > 0, clamp's bounds): it passes the gradient on to
+// the op's own node and sends zeros to those tensors. PyTorch's formulas
+// (threshold_backward, clamp_backward) take them as inputs the same way, so
+// that the Hessian of a ReLU network is zeros rather than no gradient.
+// A tensor read through a comparison: its edge, and zeros of its shape and type.
+struct ComparedTensor {
+  std::shared_ptr<Node> edge;
+  Shape sizes;
+  GradRef (*zeros)(const Shape&);
+};
+template <class T>
+class ZerosThroughComparisons final : public TypedNode<T> {
+ public:
+  using Read = ComparedTensor;
+  ZerosThroughComparisons(std::shared_ptr<Node> op_node, const std::vector<Read>& reads) : op_node_(op_node) {
+    this->next.push_back(std::move(op_node));
+    for (const Read& r : reads) {
+      this->next.push_back(r.edge);
+      reads_.push_back({nullptr, r.sizes, r.zeros});
+    }
+  }
+  std::string name() const override { return op_node_ ? op_node_->name() : "ZerosBackward0"; }
+  std::vector<GradRef> apply(const GradRef& grad) override {
+    std::vector<GradRef> out{grad};
+    for (const Read& r : reads_) out.push_back(r.zeros(r.sizes));
+    return out;
+  }
+
+ private:
+  std::shared_ptr<Node> op_node_;  // (only for its name: next[0] keeps it)
+  std::vector<Read> reads_;
+};
+}  // namespace tsr::autograd
+
+namespace tsr::detail {
+
+// The floating tensors that require grad among the leaves of a non-floating
+// operand (a comparison).
+template <class A>
+void add_compared_tensors(const A& operand, std::vector<autograd::ComparedTensor>& reads) {
+  if constexpr (!is_floating_v<typename A::value_type> && !is_scalar_leaf<A>::value) {
+    operand.for_each_leaf([&](const auto& leaf) {
+      using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+      if constexpr (is_floating_v<L>) {
+        if (auto edge = gradient_edge(leaf))
+          reads.push_back({std::move(edge), leaf.sizes(), [](const Shape& s) { return zeros<L>(s).impl_ptr(); }});
+      }
+    });
+  }
+}
+
+// e as a tensor (a scalar stays a scalar), each op recorded on its own.
+template <class E>
+auto recorded_per_op(const E& e) {
+  if constexpr (is_tensor<E>::value || is_scalar_leaf<E>::value) {
+    return e;
+  } else {
+    using V = typename E::value_type;
+    Tensor<V> out(with_recorded_operands(e));
+    if constexpr (is_floating_v<V> && requires { e.op; }) {
+      std::vector<autograd::ComparedTensor> reads;
+      add_compared_tensors(e.a, reads);
+      if constexpr (requires { e.b; }) add_compared_tensors(e.b, reads);
+      if constexpr (requires { e.c; }) add_compared_tensors(e.c, reads);
+      if (!reads.empty()) {
+        const auto& meta = out.impl_ptr()->autograd;
+        set_history(out, std::make_shared<autograd::ZerosThroughComparisons<V>>(meta ? meta->grad_fn : nullptr, reads));
+      }
+    }
+    return out;
+  }
+}
+
+// A reduction's gradient g broadcast back to its input's `shape`: a view,
+// or a dense copy when the backward is recorded (create_graph) and g has a
+// history, since autograd records no views of an expanded tensor that
+// requires grad and the gradient's consumers may take views of it.
+template <class T>
+Tensor<T> broadcast_gradient(const Tensor<T>& g, const Shape& shape) {
+  Tensor<T> expanded = g.expand(shape);
+  return grad_mode_flag() && g.requires_grad() ? expanded.contiguous() : expanded;
+}
+
 // g summed down to `shape` over the dims it was broadcast along (g itself
 // when the shapes agree).
 template <class T>
@@ -312,7 +436,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
   Tensor<T> value() const {
     if (!expr_) fail_released();
     saved_.check(*expr_);
-    return detail::materialize<T>(*expr_);
+    return Tensor<T>(*expr_);  // recorded under create_graph
   }
 
   // The leaves' gradients for an incoming gradient expression g of the
@@ -344,7 +468,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
           if (!x.defined()) x = leaf;
           same = same && leaf.impl_ptr() == x.impl_ptr();
         });
-        if (same && this->next[0]) {
+        if (same && this->next[0] && !detail::grad_mode_flag()) {  // (not when recorded: below)
           // Every rule is linear in the incoming gradient: the derivative is
           // the chain rule run with gradient 1, times g.
           const auto dfdx = std::apply([](const auto&... d) { return (... + d); },
@@ -367,6 +491,20 @@ class FusedNode final : public TypedNode<typename E::value_type> {
       }
     }
     int k = 0;
+    if (detail::grad_mode_flag()) {
+      // A recorded backward (create_graph): each gradient expression op by
+      // op, and the sum over broadcast dims recorded too.
+      auto recorded = [&](const auto& leaf, int index, const auto& leaf_grad) {
+        using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+        using V = typename std::remove_cvref_t<decltype(leaf_grad)>::value_type;
+        Tensor<L> gl;
+        if constexpr (std::is_same_v<V, L>) gl = detail::recorded_per_op(leaf_grad);
+        else gl = detail::recorded_per_op(cast<L>(leaf_grad));
+        out[static_cast<std::size_t>(index)] = detail::sum_to(gl, leaf.sizes()).impl_ptr();
+      };
+      detail::backprop(*expr_, Tensor<T>(g), k, recorded, need);
+      return out;
+    }
     detail::backprop(*expr_, g, k, f, need);
     return out;
   }
@@ -396,8 +534,8 @@ class FullReductionNode final : public TypedNode<Out> {
   std::string name() const override { return fused_.name(); }
   std::vector<GradRef> apply(const GradRef& grad) override {
     Tensor<Out> g(grad);
-    if (mean_) g = detail::materialize<Out>(g / static_cast<Out>(std::max<int64_t>(numel_of(shape_), 1)));
-    return fused_.apply_with(g.expand(shape_));
+    if (mean_) g = Tensor<Out>(g / static_cast<Out>(std::max<int64_t>(numel_of(shape_), 1)));
+    return fused_.apply_with(detail::broadcast_gradient(g, shape_));
   }
   void release_saved() override { fused_.release_saved(); }
 

@@ -25,6 +25,19 @@ class NoGradGuard {
 };
 
 namespace detail {
+// Sets grad mode on this thread for a scope, on or off (PyTorch's
+// AutoGradMode): the engine records a backward under create_graph with it.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool enabled) : previous_(grad_mode_flag()) { grad_mode_flag() = enabled; }
+  ~GradModeGuard() { grad_mode_flag() = previous_; }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // compute() with recording off: an op that records its own node must not
 // record the steps it is computed with.
 template <class F>

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "../factories.hpp"
+#include "../shape_ops.hpp"
 #include "tensor_autograd.hpp"
 
 namespace tsr::autograd {
@@ -54,6 +56,32 @@ bool gradcheck(F f, std::vector<Tensor<double>> inputs, double eps = 1e-6, doubl
     }
   }
   return true;
+}
+
+// The second derivatives (PyTorch's gradgradcheck): gradcheck of the map
+// (inputs, v) -> the gradients of <f(inputs), v> with respect to the inputs,
+// computed with create_graph, for a fixed random v of f's output shape
+// (itself an input, so the gradients' dependence on v is checked too).
+template <class F>
+bool gradgradcheck(F f, std::vector<Tensor<double>> inputs, double eps = 1e-6, double atol = 1e-5,
+                   double rtol = 1e-3) {
+  Shape out_shape;
+  {
+    NoGradGuard no_grad;
+    out_shape = f(inputs).sizes();
+  }
+  inputs.push_back(randn<double>(out_shape));
+  auto first_derivatives = [&f](const std::vector<Tensor<double>>& xv) {
+    const tsr::detail::GradModeGuard grad_mode(true);  // gradcheck evaluates it under no_grad too
+    std::vector<Tensor<double>> xs(xv.begin(), xv.end() - 1);
+    const Tensor<double> y = f(xs);
+    std::vector<Tensor<double>> gs = grad({y}, xs, {xv.back()}, /*retain_graph=*/true, /*create_graph=*/true,
+                                          /*allow_unused=*/true);
+    for (std::size_t i = 0; i < gs.size(); ++i)
+      gs[i] = gs[i].defined() ? gs[i].reshape({-1}) : zeros<double>({xs[i].numel()});
+    return cat(gs, 0);
+  };
+  return gradcheck(first_derivatives, std::move(inputs), eps, atol, rtol);
 }
 
 }  // namespace tsr::autograd

@@ -23,10 +23,11 @@ bool column_major(const Tensor<T>& m) {
 }
 
 // x y, or (y^T x^T)^T when the result should be stored column by column.
+// (The public matmul: a recorded backward, create_graph, records it.)
 template <class T>
 Tensor<T> product(const Tensor<T>& x, const Tensor<T>& y, bool by_columns) {
-  if (by_columns) return tsr::detail::matmul_impl(y.transpose(-1, -2), x.transpose(-1, -2)).transpose(-1, -2);
-  return tsr::detail::matmul_impl(x, y);
+  if (by_columns) return tsr::matmul(y.transpose(-1, -2), x.transpose(-1, -2)).transpose(-1, -2);
+  return tsr::matmul(x, y);
 }
 
 // The matrix PyTorch makes of a 1-D operand: a row on the left, a column on
@@ -94,7 +95,7 @@ struct OpRule<tag::Addmm> {
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         using namespace detail_rules;
         std::vector<GradRef> out(3);
-        auto scaled = [](Tensor<T> t, T s) { return s == T(1) ? t : tsr::detail::materialize<T>(t * s); };
+        auto scaled = [](Tensor<T> t, T s) { return s == T(1) ? t : Tensor<T>(t * s); };
         if (need_c) out[0] = scaled(sum_to(g, c_sizes), beta).impl_ptr();
         if (need_a) out[1] = scaled(product(g, b.get().t(), a_by_columns), alpha).impl_ptr();
         if (need_b) out[2] = scaled(product(a.get().t(), g, b_by_columns), alpha).impl_ptr();

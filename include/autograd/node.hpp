@@ -83,10 +83,32 @@ class Node {
 
 }  // namespace tsr::autograd
 
+namespace tsr::autograd {
+// The node whose apply() runs on this thread (set by the engine): a saved
+// output of that node, read while the backward is recorded (create_graph),
+// gets it back as its grad_fn (SavedTensor in function_node.hpp).
+class RunningNode {
+ public:
+  explicit RunningNode(const std::shared_ptr<Node>& node) : previous_(current()) { current() = &node; }
+  ~RunningNode() { current() = previous_; }
+  RunningNode(const RunningNode&) = delete;
+  RunningNode& operator=(const RunningNode&) = delete;
+  static const std::shared_ptr<Node>*& current() {
+    thread_local const std::shared_ptr<Node>* node = nullptr;
+    return node;
+  }
+
+ private:
+  const std::shared_ptr<Node>* previous_;
+};
+}  // namespace tsr::autograd
+
 namespace tsr::detail {
-// Materializes e without recording it. Everything backward computes goes
-// through here: recording would also instantiate a node type for every
-// gradient expression, whose backward would instantiate more, forever.
+// Materializes e without recording it: for the fused backward's gradient
+// expressions, whose recording would instantiate a node type for every
+// gradient expression, whose backward would instantiate more, forever. (A
+// recorded backward, create_graph, evaluates them one op at a time instead:
+// autograd/fused.hpp.)
 template <class T, class E>
 Tensor<T> materialize(const E& e) {
   auto out = Tensor<T>::allocate(e.sizes());
@@ -101,7 +123,7 @@ template <class T>
 class TypedNode : public Node {
  public:
   GradRef add(const GradRef& a, const GradRef& b) const override {
-    return detail::materialize<T>(Tensor<T>(a) + Tensor<T>(b)).impl_ptr();
+    return Tensor<T>(Tensor<T>(a) + Tensor<T>(b)).impl_ptr();  // recorded under create_graph
   }
 };
 
@@ -141,7 +163,11 @@ class AccumulateGrad final : public TypedNode<T> {
     const bool sole = grad.use_count() == 1;
     Tensor<T>& slot = detail::grad_slot<T>(*leaf_->autograd);
     const Tensor<T> g(grad);
-    if (!slot.defined()) {
+    if (detail::grad_mode_flag()) {
+      // A recorded backward (create_graph): .grad keeps the gradient's
+      // history, so it is never written in place (PyTorch's rule).
+      slot = slot.defined() ? Tensor<T>(slot + g) : g.clone();
+    } else if (!slot.defined()) {
       // The first gradient becomes .grad; a buffer someone else still holds
       // (the caller's gradient, a pass-through, a view of a larger
       // gradient) or a broadcast view is copied first.
@@ -167,10 +193,10 @@ inline bool& direct_accumulation_allowed() {
 // The .grad a gradient of `shape` for `edge` can be added into directly,
 // skipping its materialization: edge accumulates into a leaf whose .grad
 // exists, is dense and has that shape, and the leaf has no hooks (they
-// must see the gradient). Null otherwise.
+// must see the gradient), and the backward is not recorded. Null otherwise.
 template <class T>
 Tensor<T>* direct_grad_slot(const std::shared_ptr<Node>& edge, const Shape& shape) {
-  if (!edge || !direct_accumulation_allowed()) return nullptr;
+  if (!edge || !direct_accumulation_allowed() || detail::grad_mode_flag()) return nullptr;
   const TensorImpl* leaf = edge->accumulates_into();
   if (!leaf || !leaf->autograd || !leaf->autograd->hooks.empty() || !edge->pre_hooks.empty()) return nullptr;
   auto* slot = dynamic_cast<detail::TypedGradSlot<T>*>(leaf->autograd->grad.get());

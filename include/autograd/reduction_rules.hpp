@@ -14,12 +14,11 @@
 #include "../scan.hpp"
 #include "../shape_ops.hpp"
 #include "../statistics.hpp"
-#include "function_node.hpp"
+#include "scatter_grad.hpp"
 
 namespace tsr::autograd {
 namespace detail_rules {
 
-using tsr::detail::materialize;
 
 // g (shaped like the result) with the reduced dims back as dims of size 1,
 // so that it broadcasts against the input.
@@ -44,9 +43,9 @@ struct OpRule<tag::Sum> {
         Tensor<T> k = detail_rules::unreduce(g, in.sizes(), dims);
         if (mean) {
           const auto n = static_cast<T>(numel_of(in.sizes()) / std::max<int64_t>(numel_of(k.sizes()), 1));
-          k = detail_rules::materialize<T>(k / n);
+          k = Tensor<T>(k / n);
         }
-        return in.send(k.expand(in.sizes()));
+        return in.send(tsr::detail::broadcast_gradient(k, in.sizes()));
       }
     };
     Input<E> in(e, false);
@@ -76,8 +75,8 @@ struct OpRule<tag::Extremum> {
         Tensor<bool> mask = x == m;
         if (all) mask = Tensor<bool>(mask || (isnan(x) && isnan(m)));
         const Tensor<T> count = sum(cast<T>(mask), dims, true);
-        if (all) return in.send(detail_rules::materialize<T>(where(mask, gk / count, T(0))));
-        return in.send(detail_rules::materialize<T>(gk / count * cast<T>(mask)));
+        if (all) return in.send(Tensor<T>(where(mask, gk / count, T(0))));
+        return in.send(Tensor<T>(gk / count * cast<T>(mask)));
       }
     };
     Input<E> in(e, true);
@@ -102,7 +101,7 @@ struct OpRule<tag::Prod> {
         const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
         const Tensor<T> zeros_in = sum(cast<T>(x == T(0)), dims, true);
         const Tensor<T> others = prod(where(x == T(0), T(1), x), dims, true);
-        return in.send(detail_rules::materialize<T>(
+        return in.send(Tensor<T>(
             where(zeros_in == T(0), gk * p / x, where(zeros_in == T(1) && x == T(0), gk * others, T(0)))));
       }
     };
@@ -134,7 +133,7 @@ struct OpRule<tag::Var> {
         const int64_t n = numel_of(in.sizes()) / std::max<int64_t>(numel_of(gk.sizes()), 1);
         const T scale = static_cast<T>(2.0 / static_cast<double>(n - correction));
         const Tensor<T> m = mean(x, dims, true);
-        return in.send(detail_rules::materialize<T>(gk * (x - m) * scale));
+        return in.send(Tensor<T>(gk * (x - m) * scale));
       }
     };
     Input<E> in(e, true);
@@ -197,7 +196,7 @@ struct OpRule<tag::Logsumexp> {
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         const Tensor<T> r = detail_rules::unreduce(result.get(), in.sizes(), dims);
         const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
-        return in.send(detail_rules::materialize<T>(gk * exp(in.value() - r)));
+        return in.send(Tensor<T>(gk * exp(in.value() - r)));
       }
     };
     Input<E> in(e, true);
@@ -221,10 +220,10 @@ struct OpRule<tag::Softmax> {
         const Tensor<T>& y = result.get();
         if (log) {
           const Tensor<T> s = sum(g, Shape{dim}, true);
-          return in.send(detail_rules::materialize<T>(g - exp(y) * s));
+          return in.send(Tensor<T>(g - exp(y) * s));
         }
         const Tensor<T> s = sum(g * y, Shape{dim}, true);
-        return in.send(detail_rules::materialize<T>(y * (g - s)));
+        return in.send(Tensor<T>(y * (g - s)));
       }
     };
     Input<E> in(e, false);
@@ -266,6 +265,7 @@ struct OpRule<tag::Cumprod> {
       int64_t dim;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         if (g.dim() == 0) return in.send(g);
+        if (tsr::detail::grad_mode_flag()) return recorded(g);
         // Lines along the last dim, contiguous.
         const int64_t last = g.dim() - 1;
         const Tensor<T> x = in.value().transpose(dim, last).contiguous();
@@ -301,6 +301,15 @@ struct OpRule<tag::Cumprod> {
         }
         return in.send(gx.transpose(dim, last));
       }
+      // A recorded backward (create_graph): the formula for an input without
+      // zeros, sum_{j >= i} g_j y_j / x_i, from recorded ops.
+      std::vector<GradRef> recorded(const Tensor<T>& g) const {
+        const Tensor<T> x = in.value();
+        tsr::detail::check(tsr::sum(cast<int64_t>(x == T(0))).item() == 0,
+                           "create_graph through cumprod is supported only for inputs without zeros");
+        const Shape d{dim};
+        return in.send(Tensor<T>(flip(cumsum(flip(Tensor<T>(g * cumprod(x, dim)), d), dim), d) / x));
+      }
     };
     Input<E> in(e, true);
     auto edges = in.edges();
@@ -321,9 +330,8 @@ struct OpRule<tag::IndexReduce> {
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         if (in.sizes().empty()) return in.send(g);
         const Shape d{dim};
-        auto gx = zeros<T>(in.sizes());
-        scatter_(gx, dim, detail_rules::unreduce(indices, in.sizes(), d), detail_rules::unreduce(g, in.sizes(), d));
-        return in.send(gx);
+        return in.send(detail_rules::scattered(in.sizes(), dim, detail_rules::unreduce(indices, in.sizes(), d),
+                                               detail_rules::unreduce(g, in.sizes(), d), false));
       }
     };
     Input<E> in(e, false);

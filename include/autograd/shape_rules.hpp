@@ -7,10 +7,9 @@
 #include "../indexing.hpp"
 #include "../shape_ops.hpp"
 #include "../sort.hpp"
-#include "function_node.hpp"
+#include "scatter_grad.hpp"
 
 namespace tsr::autograd {
-
 // cat and stack: each input gets its slice of the gradient (a view).
 template <>
 struct OpRule<tag::Cat> {
@@ -61,9 +60,7 @@ struct OpRule<tag::IndexSelect> {
         if (x_sizes.empty()) return {g.reshape(x_sizes).impl_ptr()};
         Shape gs = x_sizes, line(x_sizes.size(), 1);
         gs[static_cast<std::size_t>(dim)] = line[static_cast<std::size_t>(dim)] = index.numel();
-        auto gx = zeros<T>(x_sizes);
-        scatter_add_(gx, dim, index.view(line).expand(gs), g.reshape(gs));
-        return {gx.impl_ptr()};
+        return {detail_rules::scattered(x_sizes, dim, index.view(line).expand(gs), g.reshape(gs), true).impl_ptr()};
       }
     };
     const int64_t size = x.dim() == 0 ? 1 : x.size(dim);
@@ -80,20 +77,20 @@ struct OpRule<tag::MaskedSelect> {
   template <class T>
   static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<bool>& mask) {
     struct Rule {
-      Shape x_sizes;
-      Tensor<bool> mask;  // broadcast to the common shape, contiguous
+      Shape x_sizes, shape;      // x's, and the broadcast shape the mask selects from
+      Tensor<int64_t> positions; // the selected flat positions, in order
       std::vector<GradRef> backward(const Tensor<T>& g) const {
-        const Tensor<T> gc = g.contiguous();
-        auto full = zeros<T>(mask.sizes());
-        const bool* m = mask.data_ptr();
-        const T* src = gc.data_ptr();
-        T* dst = full.data_ptr();
-        for (int64_t i = 0; i < mask.numel(); ++i)
-          if (m[i]) dst[i] = *src++;
-        return {tsr::detail::sum_to(full, x_sizes).impl_ptr()};
+        const Tensor<T> full = detail_rules::scattered({numel_of(shape)}, 0, positions, g, false);
+        return {tsr::detail::sum_to(full.view(shape), x_sizes).impl_ptr()};
       }
     };
-    set_rule(out, "MaskedSelectBackward0", Rule{x.sizes(), mask}, {tsr::detail::gradient_edge(x)});
+    // mask is broadcast to the common shape and contiguous.
+    auto positions = Tensor<int64_t>::allocate({out.numel()});
+    const bool* m = mask.data_ptr();
+    int64_t* p = positions.data_ptr();
+    for (int64_t i = 0; i < mask.numel(); ++i)
+      if (m[i]) *p++ = i;
+    set_rule(out, "MaskedSelectBackward0", Rule{x.sizes(), mask.sizes(), positions}, {tsr::detail::gradient_edge(x)});
   }
 };
 
@@ -107,9 +104,7 @@ struct OpRule<tag::Gather> {
       int64_t dim;
       Tensor<int64_t> index;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
-        auto gx = zeros<T>(x_sizes);
-        scatter_add_(gx, dim, index, g);
-        return {gx.impl_ptr()};
+        return {detail_rules::scattered(x_sizes, dim, index, g, true).impl_ptr()};
       }
     };
     set_rule(out, "GatherBackward0", Rule{x.sizes(), dim, index}, {tsr::detail::gradient_edge(x)});
@@ -145,9 +140,7 @@ struct OpRule<tag::Scatter> {
           if (add) {
             out[0] = g.impl_ptr();
           } else {
-            Tensor<T> gs = g.clone();
-            scatter_(gs, dim, index, T(0));
-            out[0] = gs.impl_ptr();
+            out[0] = scatter(g, dim, index, T(0)).impl_ptr();  // recorded under create_graph
           }
         }
         if (need_src) {
@@ -157,7 +150,7 @@ struct OpRule<tag::Scatter> {
             auto padded = zeros<T>(src_sizes);
             Tensor<T> corner = padded;
             for (int64_t d = 0; d < gathered.dim(); ++d) corner = corner.narrow(d, 0, gathered.size(d));
-            corner.copy_(gathered);
+            corner.copy_(gathered);  // recorded under create_graph (CopySlices)
             gathered = padded;
           }
           out[1] = gathered.impl_ptr();
@@ -185,9 +178,7 @@ struct OpRule<tag::Sort> {
       Tensor<int64_t> indices;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         if (x_sizes.empty()) return {g.impl_ptr()};
-        auto gx = zeros<T>(x_sizes);
-        scatter_(gx, dim, indices, g);
-        return {gx.impl_ptr()};
+        return {detail_rules::scattered(x_sizes, dim, indices, g, false).impl_ptr()};
       }
     };
     set_rule(values, name, Rule{x.sizes(), dim, indices}, {tsr::detail::gradient_edge(x)});

@@ -110,8 +110,6 @@ Tensor<T> Tensor<T>::detach() const {
 
 template <class T>
 void Tensor<T>::backward(Tensor gradient, bool retain_graph, bool create_graph) const {
-  detail::check(!create_graph, "backward(create_graph=true): the backward pass is not recorded, so second "
-                               "derivatives are not available; call backward with create_graph=false");
   detail::check(requires_grad(), "element 0 of tensors does not require grad and does not have a grad_fn");
   if (!gradient.defined()) {
     detail::check(numel() == 1, "grad can be implicitly created only for scalar outputs");
@@ -120,7 +118,9 @@ void Tensor<T>::backward(Tensor gradient, bool retain_graph, bool create_graph) 
     detail::check(gradient.sizes() == sizes(), "Mismatch in shape: grad_output[0] has a shape of ", gradient.sizes(),
                   " and output[0] has a shape of ", sizes(), ".");
   }
-  autograd::run_backward({{detail::gradient_edge(*this), gradient.impl_ptr()}}, retain_graph);
+  // create_graph keeps the graph (PyTorch's retain_graph defaults to create_graph).
+  autograd::run_backward({{detail::gradient_edge(*this), gradient.impl_ptr()}}, retain_graph || create_graph, nullptr,
+                         create_graph);
 }
 
 namespace autograd {
@@ -134,8 +134,6 @@ template <class T>
 std::vector<Tensor<T>> grad(const std::vector<Tensor<T>>& outputs, const std::vector<Tensor<T>>& inputs,
                             const std::vector<Tensor<T>>& grad_outputs, bool retain_graph, bool create_graph,
                             bool allow_unused) {
-  detail::check(!create_graph, "autograd::grad(create_graph=true): the backward pass is not recorded, so second "
-                               "derivatives are not available; call it with create_graph=false");
   detail::check(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "grad requires one gradient per "
                 "output: got ", grad_outputs.size(), " gradients for ", outputs.size(), " outputs");
   std::vector<std::pair<std::shared_ptr<Node>, GradRef>> roots;
@@ -159,7 +157,7 @@ std::vector<Tensor<T>> grad(const std::vector<Tensor<T>>& outputs, const std::ve
     capture.nodes.push_back(keep.back().get());
   }
   capture.grads.resize(inputs.size());
-  run_backward(roots, retain_graph, &capture);
+  run_backward(roots, retain_graph || create_graph, &capture, create_graph);
   std::vector<Tensor<T>> result;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!capture.grads[i]) {

@@ -42,9 +42,10 @@ class ViewNode final : public TypedNode<T>, private ViewGeometry {
     for (std::size_t d = 0; d < sizes.size(); ++d)
       if (view_strides_[d] == 0 && sizes[d] > 1) summed.push_back(static_cast<int64_t>(d)), sizes[d] = 1;
     if (!summed.empty()) g = sum(g, summed, true);
+    // (Recorded under create_graph: the write into the zeros as CopySlices.)
     auto buffer = zeros<T>({base_span_});
     buffer.as_strided(sizes, view_strides_, view_offset_).copy_(g);
-    return {detail::materialize<T>(buffer.as_strided(base_sizes_, base_strides_, 0)).impl_ptr()};
+    return {buffer.as_strided(base_sizes_, base_strides_, 0).clone().impl_ptr()};
   }
 
  private:
@@ -92,14 +93,22 @@ class CopySlices final : public TypedNode<T>, private ViewGeometry {
   }
   std::string name() const override { return "CopySlices"; }
   std::vector<GradRef> apply(const GradRef& grad) override {
-    // The gradient laid out like the base's storage, so the view's strides address it.
-    auto buffer = zeros<T>({base_span_});
-    buffer.as_strided(base_sizes_, base_strides_, 0).copy_(Tensor<T>(grad));
-    Tensor<T> region = buffer.as_strided(view_sizes_, view_strides_, view_offset_);
-    GradRef to_value = this->next[1] ? detail::materialize<T>(region).impl_ptr() : nullptr;
-    region.zero_();
-    GradRef to_old = this->next[0] ? detail::materialize<T>(buffer.as_strided(base_sizes_, base_strides_, 0)).impl_ptr()
-                                   : nullptr;
+    const Tensor<T> g(grad);
+    GradRef to_value, to_old;
+    if (this->next[1]) {
+      // The gradient laid out like the base's storage, so the view's strides address it.
+      auto buffer = zeros<T>({base_span_});
+      buffer.as_strided(base_sizes_, base_strides_, 0).copy_(g);
+      to_value = buffer.as_strided(view_sizes_, view_strides_, view_offset_).clone().impl_ptr();
+    }
+    if (this->next[0]) {
+      // g with the view's region zeroed. (A mask rather than zeroing g's
+      // copy in place: under create_graph every step is recorded, and the
+      // clone above must not see its input written.)
+      auto keep = ones<bool>({base_span_});
+      keep.as_strided(view_sizes_, view_strides_, view_offset_).fill_(false);
+      to_old = Tensor<T>(where(keep.as_strided(base_sizes_, base_strides_, 0), g, T(0))).impl_ptr();
+    }
     return {to_old, to_value};
   }
 };
