@@ -70,7 +70,7 @@ class Input {
       if (keep_value) value_ = SavedTensor<T>(e);
     } else {
       (void)keep_value;
-      fused_ = std::make_shared<FusedNode<E>>(e, "");
+      fused_ = std::make_shared<FusedNode<E, true>>(e, "");
       edges_ = fused_->next;
     }
   }
@@ -91,7 +91,7 @@ class Input {
   Shape sizes_;
   std::vector<std::shared_ptr<Node>> edges_;
   SavedTensor<T> value_;
-  std::shared_ptr<FusedNode<E>> fused_;
+  std::shared_ptr<FusedNode<E, true>> fused_;
 };
 
 template <class E>

@@ -239,6 +239,14 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
 // expressions of the same ops again), so derivatives of any order work.
 template <class E>
 auto recorded_per_op(const E& e);
+template <class E>
+bool records(const E& e);
+}  // namespace tsr::detail
+namespace tsr::autograd {
+template <class E, bool Fused>
+class FusedNode;
+}  // namespace tsr::autograd
+namespace tsr::detail {
 
 template <class Op, class A>
 auto with_recorded_operands(const Unary<Op, A>& e) {
@@ -326,7 +334,11 @@ auto recorded_per_op(const E& e) {
     return e;
   } else {
     using V = typename E::value_type;
-    Tensor<V> out(with_recorded_operands(e));
+    const auto op = with_recorded_operands(e);
+    Tensor<V> out = materialize<V>(op);
+    if constexpr (is_floating_v<V>) {
+      if (records(op)) set_history(out, std::make_shared<autograd::FusedNode<decltype(op), false>>(op, "FusedBackward"));
+    }
     if constexpr (is_floating_v<V> && requires { e.op; }) {
       std::vector<autograd::ComparedTensor> reads;
       add_compared_tensors(e.a, reads);
@@ -339,6 +351,17 @@ auto recorded_per_op(const E& e) {
     }
     return out;
   }
+}
+
+// An expression a backward computes, as a tensor of type T: one fused
+// kernel, unrecorded; or, when the backward is recorded (create_graph), one
+// recorded op at a time (recording it whole would make a node type of every
+// such expression, whose own fused backward would cost build time).
+template <class T, class E>
+Tensor<T> backward_eval(const E& e) {
+  if (!grad_mode_flag()) return materialize<T>(e);
+  if constexpr (std::is_same_v<typename E::value_type, T>) return recorded_per_op(e);
+  else return recorded_per_op(cast<T>(e));
 }
 
 // A reduction's gradient g broadcast back to its input's `shape`: a view,
@@ -412,8 +435,12 @@ struct SavedVersions {
 
 namespace tsr::autograd {
 
-// The node of a materialized expression: one for the whole tree.
-template <class E>
+// The node of a materialized expression: one for the whole tree. Fused:
+// its backward evaluates each leaf's gradient as one kernel (one op at a
+// time only when the backward is recorded). Not fused: always one op at a
+// time; the nodes of a recorded backward's single ops, whose fused kernels
+// would only cost build time.
+template <class E, bool Fused>
 class FusedNode final : public TypedNode<typename E::value_type> {
   using T = typename E::value_type;
 
@@ -451,60 +478,69 @@ class FusedNode final : public TypedNode<typename E::value_type> {
         if (this->next[static_cast<std::size_t>(i)]) return true;
       return false;
     };
-    auto f = [&](const auto& leaf, int index, const auto& leaf_grad) {
-      using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
-      out[static_cast<std::size_t>(index)] = detail::reduce_to_shape<L>(leaf_grad, leaf.sizes()).impl_ptr();
-    };
-    if constexpr (detail::repeated_leaf_candidate<E>()) {
-      // One tensor everywhere (x * x, a chain of functions of x): the sum of
-      // its gradients as one kernel, which reads x once, writes once, and
-      // lets the compiler share the subexpressions the terms recompute.
-      using L = std::tuple_element_t<0, decltype(detail::leaf_types<E>())>;
-      using Grads = decltype(detail::leaf_gradients(std::declval<const E&>(), std::declval<ScalarLeaf<L>>()));
-      if constexpr (std::tuple_size_v<Grads> > 0) {
-        Tensor<L> x;
-        bool same = true;
-        expr_->for_each_leaf([&](const auto& leaf) {
-          if (!x.defined()) x = leaf;
-          same = same && leaf.impl_ptr() == x.impl_ptr();
-        });
-        if (same && this->next[0] && !detail::grad_mode_flag()) {  // (not when recorded: below)
-          // Every rule is linear in the incoming gradient: the derivative is
-          // the chain rule run with gradient 1, times g.
-          const auto dfdx = std::apply([](const auto&... d) { return (... + d); },
-                                       detail::leaf_gradients(*expr_, ScalarLeaf<L>(L(1))));
-          const auto total = g * detail::OneLeaf<std::remove_cvref_t<decltype(dfdx)>, L>(dfdx, x);
-          // Straight into an existing .grad: one kernel instead of a new
-          // buffer and an add. (Only here: doing the same for every leaf of
-          // every expression cost a third more build time of the tests.)
-          if (Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes()); grad && total.sizes() == x.sizes()) {
-            // Not `*grad += ...`: backward code never goes through the
-            // recording paths (they would instantiate nodes for gradient
-            // expression types).
-            detail::assign(*grad, *grad + cast<L>(total));
-            grad->storage()->bump_version();
+    if constexpr (!Fused) {
+      return per_op_gradients(Tensor<T>(g), std::move(out), need);
+    } else {
+      if (detail::grad_mode_flag()) return per_op_gradients(Tensor<T>(g), std::move(out), need);
+      auto f = [&](const auto& leaf, int index, const auto& leaf_grad) {
+        using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+        out[static_cast<std::size_t>(index)] = detail::reduce_to_shape<L>(leaf_grad, leaf.sizes()).impl_ptr();
+      };
+      if constexpr (detail::repeated_leaf_candidate<E>()) {
+        // One tensor everywhere (x * x, a chain of functions of x): the sum of
+        // its gradients as one kernel, which reads x once, writes once, and
+        // lets the compiler share the subexpressions the terms recompute.
+        using L = std::tuple_element_t<0, decltype(detail::leaf_types<E>())>;
+        using Grads = decltype(detail::leaf_gradients(std::declval<const E&>(), std::declval<ScalarLeaf<L>>()));
+        if constexpr (std::tuple_size_v<Grads> > 0) {
+          Tensor<L> x;
+          bool same = true;
+          expr_->for_each_leaf([&](const auto& leaf) {
+            if (!x.defined()) x = leaf;
+            same = same && leaf.impl_ptr() == x.impl_ptr();
+          });
+          if (same && this->next[0]) {
+            // Every rule is linear in the incoming gradient: the derivative is
+            // the chain rule run with gradient 1, times g.
+            const auto dfdx = std::apply([](const auto&... d) { return (... + d); },
+                                         detail::leaf_gradients(*expr_, ScalarLeaf<L>(L(1))));
+            const auto total = g * detail::OneLeaf<std::remove_cvref_t<decltype(dfdx)>, L>(dfdx, x);
+            // Straight into an existing .grad: one kernel instead of a new
+            // buffer and an add. (Only here: doing the same for every leaf of
+            // every expression cost a third more build time of the tests.)
+            if (Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes()); grad && total.sizes() == x.sizes()) {
+              // Not `*grad += ...`: backward code never goes through the
+              // recording paths (they would instantiate nodes for gradient
+              // expression types).
+              detail::assign(*grad, *grad + cast<L>(total));
+              grad->storage()->bump_version();
+            }
+            else
+              out[0] = detail::reduce_to_shape<L>(total, x.sizes()).impl_ptr();
+            return out;
           }
-          else
-            out[0] = detail::reduce_to_shape<L>(total, x.sizes()).impl_ptr();
-          return out;
         }
       }
-    }
-    int k = 0;
-    if (detail::grad_mode_flag()) {
-      // A recorded backward (create_graph): each gradient expression op by
-      // op, and the sum over broadcast dims recorded too.
-      auto recorded = [&](const auto& leaf, int index, const auto& leaf_grad) {
-        using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
-        using V = typename std::remove_cvref_t<decltype(leaf_grad)>::value_type;
-        Tensor<L> gl;
-        if constexpr (std::is_same_v<V, L>) gl = detail::recorded_per_op(leaf_grad);
-        else gl = detail::recorded_per_op(cast<L>(leaf_grad));
-        out[static_cast<std::size_t>(index)] = detail::sum_to(gl, leaf.sizes()).impl_ptr();
-      };
-      detail::backprop(*expr_, Tensor<T>(g), k, recorded, need);
+      int k = 0;
+      detail::backprop(*expr_, g, k, f, need);
       return out;
     }
+  }
+
+ private:
+  // Each leaf's gradient expression one op at a time (recorded when grad
+  // mode is on: create_graph), summed over broadcast dims the same way.
+  template <class Need>
+  std::vector<GradRef> per_op_gradients(const Tensor<T>& g, std::vector<GradRef> out, const Need& need) const {
+    auto f = [&](const auto& leaf, int index, const auto& leaf_grad) {
+      using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
+      using V = typename std::remove_cvref_t<decltype(leaf_grad)>::value_type;
+      Tensor<L> gl;
+      if constexpr (std::is_same_v<V, L>) gl = detail::recorded_per_op(leaf_grad);
+      else gl = detail::recorded_per_op(cast<L>(leaf_grad));
+      out[static_cast<std::size_t>(index)] = detail::sum_to(gl, leaf.sizes()).impl_ptr();
+    };
+    int k = 0;
     detail::backprop(*expr_, g, k, f, need);
     return out;
   }
@@ -534,13 +570,13 @@ class FullReductionNode final : public TypedNode<Out> {
   std::string name() const override { return fused_.name(); }
   std::vector<GradRef> apply(const GradRef& grad) override {
     Tensor<Out> g(grad);
-    if (mean_) g = Tensor<Out>(g / static_cast<Out>(std::max<int64_t>(numel_of(shape_), 1)));
+    if (mean_) g = detail::backward_eval<Out>(g / static_cast<Out>(std::max<int64_t>(numel_of(shape_), 1)));
     return fused_.apply_with(detail::broadcast_gradient(g, shape_));
   }
   void release_saved() override { fused_.release_saved(); }
 
  private:
-  FusedNode<E> fused_;
+  FusedNode<E, true> fused_;
   bool mean_;
   Shape shape_;
 };
@@ -561,7 +597,7 @@ bool records(const E& e) {
 template <class T, class E>
 void record_expression(const Tensor<T>& out, const E& e) {
   if constexpr (is_floating_v<T>) {
-    if (records(e)) set_history(out, std::make_shared<autograd::FusedNode<E>>(e, "FusedBackward"));
+    if (records(e)) set_history(out, std::make_shared<autograd::FusedNode<E, true>>(e, "FusedBackward"));
   }
 }
 

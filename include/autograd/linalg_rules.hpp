@@ -95,7 +95,7 @@ struct OpRule<tag::Addmm> {
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         using namespace detail_rules;
         std::vector<GradRef> out(3);
-        auto scaled = [](Tensor<T> t, T s) { return s == T(1) ? t : Tensor<T>(t * s); };
+        auto scaled = [](Tensor<T> t, T s) { return s == T(1) ? t : tsr::detail::backward_eval<T>(t * s); };
         if (need_c) out[0] = scaled(sum_to(g, c_sizes), beta).impl_ptr();
         if (need_a) out[1] = scaled(product(g, b.get().t(), a_by_columns), alpha).impl_ptr();
         if (need_b) out[2] = scaled(product(a.get().t(), g, b_by_columns), alpha).impl_ptr();

@@ -115,6 +115,10 @@ Tensor<T> materialize(const E& e) {
   assign(out, e);
   return out;
 }
+// An expression a backward computes (autograd/fused.hpp): fused and
+// unrecorded, or recorded op by op under create_graph.
+template <class T, class E>
+Tensor<T> backward_eval(const E& e);
 }  // namespace tsr::detail
 
 namespace tsr::autograd {
@@ -123,7 +127,7 @@ template <class T>
 class TypedNode : public Node {
  public:
   GradRef add(const GradRef& a, const GradRef& b) const override {
-    return Tensor<T>(Tensor<T>(a) + Tensor<T>(b)).impl_ptr();  // recorded under create_graph
+    return detail::backward_eval<T>(Tensor<T>(a) + Tensor<T>(b)).impl_ptr();
   }
 };
 
@@ -166,7 +170,7 @@ class AccumulateGrad final : public TypedNode<T> {
     if (detail::grad_mode_flag()) {
       // A recorded backward (create_graph): .grad keeps the gradient's
       // history, so it is never written in place (PyTorch's rule).
-      slot = slot.defined() ? Tensor<T>(slot + g) : g.clone();
+      slot = slot.defined() ? detail::backward_eval<T>(slot + g) : g.clone();
     } else if (!slot.defined()) {
       // The first gradient becomes .grad; a buffer someone else still holds
       // (the caller's gradient, a pass-through, a view of a larger

@@ -43,7 +43,7 @@ struct OpRule<tag::Sum> {
         Tensor<T> k = detail_rules::unreduce(g, in.sizes(), dims);
         if (mean) {
           const auto n = static_cast<T>(numel_of(in.sizes()) / std::max<int64_t>(numel_of(k.sizes()), 1));
-          k = Tensor<T>(k / n);
+          k = tsr::detail::backward_eval<T>(k / n);
         }
         return in.send(tsr::detail::broadcast_gradient(k, in.sizes()));
       }
@@ -75,8 +75,8 @@ struct OpRule<tag::Extremum> {
         Tensor<bool> mask = x == m;
         if (all) mask = Tensor<bool>(mask || (isnan(x) && isnan(m)));
         const Tensor<T> count = sum(cast<T>(mask), dims, true);
-        if (all) return in.send(Tensor<T>(where(mask, gk / count, T(0))));
-        return in.send(Tensor<T>(gk / count * cast<T>(mask)));
+        if (all) return in.send(tsr::detail::backward_eval<T>(where(mask, gk / count, T(0))));
+        return in.send(tsr::detail::backward_eval<T>(gk / count * cast<T>(mask)));
       }
     };
     Input<E> in(e, true);
@@ -100,8 +100,8 @@ struct OpRule<tag::Prod> {
         const Tensor<T> p = detail_rules::unreduce(result.get(), in.sizes(), dims);
         const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
         const Tensor<T> zeros_in = sum(cast<T>(x == T(0)), dims, true);
-        const Tensor<T> others = prod(where(x == T(0), T(1), x), dims, true);
-        return in.send(Tensor<T>(
+        const Tensor<T> others = prod(tsr::detail::backward_eval<T>(where(x == T(0), T(1), x)), dims, true);
+        return in.send(tsr::detail::backward_eval<T>(
             where(zeros_in == T(0), gk * p / x, where(zeros_in == T(1) && x == T(0), gk * others, T(0)))));
       }
     };
@@ -128,12 +128,12 @@ struct OpRule<tag::Var> {
         Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
         if (is_std) {
           const Tensor<T> s = detail_rules::unreduce(result.get(), in.sizes(), dims);
-          gk = where(s == T(0), T(0), gk / (s * T(2)));
+          gk = tsr::detail::backward_eval<T>(where(s == T(0), T(0), gk / (s * T(2))));
         }
         const int64_t n = numel_of(in.sizes()) / std::max<int64_t>(numel_of(gk.sizes()), 1);
         const T scale = static_cast<T>(2.0 / static_cast<double>(n - correction));
         const Tensor<T> m = mean(x, dims, true);
-        return in.send(Tensor<T>(gk * (x - m) * scale));
+        return in.send(tsr::detail::backward_eval<T>(gk * (x - m) * scale));
       }
     };
     Input<E> in(e, true);
@@ -161,18 +161,18 @@ struct OpRule<tag::Norm> {
         const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
         Tensor<T> gx;
         if (p == 1) {
-          gx = gk * sign(x);
+          gx = tsr::detail::backward_eval<T>(gk * sign(x));
         } else if (p == 2) {
-          gx = x * where(n == T(0), T(0), gk / n);
+          gx = tsr::detail::backward_eval<T>(x * where(n == T(0), T(0), gk / n));
         } else if (std::isinf(p)) {
           const Tensor<bool> mask = abs(x) == n;
           const Tensor<T> count = sum(cast<T>(mask), dims, true);
-          gx = sign(x) * (gk / count * cast<T>(mask));
+          gx = tsr::detail::backward_eval<T>(sign(x) * (gk / count * cast<T>(mask)));
         } else {
           const T q = static_cast<T>(p);
-          const Tensor<T> scaled = p < 2 ? Tensor<T>(where(x == T(0), T(0), sign(x) * pow(abs(x), q - 1)))
-                                         : Tensor<T>(x * pow(abs(x), q - 2));
-          gx = scaled * where(n == T(0), T(0), gk / pow(n, q - 1));
+          const Tensor<T> scaled = p < 2 ? tsr::detail::backward_eval<T>(where(x == T(0), T(0), sign(x) * pow(abs(x), q - 1)))
+                                         : tsr::detail::backward_eval<T>(x * pow(abs(x), q - 2));
+          gx = tsr::detail::backward_eval<T>(scaled * where(n == T(0), T(0), gk / pow(n, q - 1)));
         }
         return in.send(gx);
       }
@@ -196,7 +196,7 @@ struct OpRule<tag::Logsumexp> {
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         const Tensor<T> r = detail_rules::unreduce(result.get(), in.sizes(), dims);
         const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
-        return in.send(Tensor<T>(gk * exp(in.value() - r)));
+        return in.send(tsr::detail::backward_eval<T>(gk * exp(in.value() - r)));
       }
     };
     Input<E> in(e, true);
@@ -220,10 +220,10 @@ struct OpRule<tag::Softmax> {
         const Tensor<T>& y = result.get();
         if (log) {
           const Tensor<T> s = sum(g, Shape{dim}, true);
-          return in.send(Tensor<T>(g - exp(y) * s));
+          return in.send(tsr::detail::backward_eval<T>(g - exp(y) * s));
         }
         const Tensor<T> s = sum(g * y, Shape{dim}, true);
-        return in.send(Tensor<T>(y * (g - s)));
+        return in.send(tsr::detail::backward_eval<T>(y * (g - s)));
       }
     };
     Input<E> in(e, false);
@@ -302,13 +302,16 @@ struct OpRule<tag::Cumprod> {
         return in.send(gx.transpose(dim, last));
       }
       // A recorded backward (create_graph): the formula for an input without
-      // zeros, sum_{j >= i} g_j y_j / x_i, from recorded ops.
+      // zeros, sum_{j >= i} g_j y_j / x_i, from recorded ops. (With zeros, the
+      // formula above, written with masks, has the right value but not the
+      // right derivative in the zeros.)
       std::vector<GradRef> recorded(const Tensor<T>& g) const {
         const Tensor<T> x = in.value();
         tsr::detail::check(tsr::sum(cast<int64_t>(x == T(0))).item() == 0,
                            "create_graph through cumprod is supported only for inputs without zeros");
         const Shape d{dim};
-        return in.send(Tensor<T>(flip(cumsum(flip(Tensor<T>(g * cumprod(x, dim)), d), dim), d) / x));
+        const Tensor<T> gy = tsr::detail::backward_eval<T>(g * cumprod(x, dim));
+        return in.send(tsr::detail::backward_eval<T>(flip(cumsum(flip(gy, d), dim), d) / x));
       }
     };
     Input<E> in(e, true);

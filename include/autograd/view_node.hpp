@@ -107,7 +107,7 @@ class CopySlices final : public TypedNode<T>, private ViewGeometry {
       // clone above must not see its input written.)
       auto keep = ones<bool>({base_span_});
       keep.as_strided(view_sizes_, view_strides_, view_offset_).fill_(false);
-      to_old = Tensor<T>(where(keep.as_strided(base_sizes_, base_strides_, 0), g, T(0))).impl_ptr();
+      to_old = tsr::detail::backward_eval<T>(where(keep.as_strided(base_sizes_, base_strides_, 0), g, T(0))).impl_ptr();
     }
     return {to_old, to_value};
   }
