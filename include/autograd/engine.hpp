@@ -13,9 +13,20 @@ namespace tsr::autograd {
 // autograd::grad's request: the nodes whose incoming gradient is wanted
 // (each input's grad_fn, or a leaf's accumulator), and the gradients found.
 // Accumulators do not run then: grad() leaves every .grad untouched.
+// With `stop`, the captured nodes are where the run ends: they are neither
+// run nor followed, and their hooks do not run (a fused node's recorded
+// backward runs the graph of its own ops this way, up to its inputs).
 struct Capture {
   std::vector<Node*> nodes;
   std::vector<GradRef> grads;
+  bool stop = false;
+
+  bool stops_at(const Node* n) const {
+    if (!stop) return false;
+    for (const Node* c : nodes)
+      if (c == n) return true;
+    return false;
+  }
 };
 
 namespace detail_engine {
@@ -98,6 +109,7 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
+    if (capture && capture->stops_at(n)) continue;
     for (const auto& next : n->next) {
       if (!next) continue;
       bool fresh = false;
@@ -121,6 +133,11 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
     const std::shared_ptr<Node> node = std::move(ready.back());
     ready.pop_back();
     std::vector<GradRef> out;
+    if (capture && capture->stops_at(node.get())) {
+      for (std::size_t i = 0; i < capture->nodes.size(); ++i)
+        if (capture->nodes[i] == node.get()) capture->grads[i] = std::move(table.get(node.get()).inbox);
+      continue;
+    }
     if (GradRef g = std::move(table.get(node.get()).inbox)) {
       g = detail_engine::run_hooks(*node, std::move(g));
       bool run = true;

@@ -22,6 +22,7 @@
 
 #include "../reduce_dims.hpp"
 #include "derivatives.hpp"
+#include "engine.hpp"
 #include "node.hpp"
 
 namespace tsr::detail {
@@ -327,6 +328,39 @@ void add_compared_tensors(const A& operand, std::vector<autograd::ComparedTensor
   }
 }
 
+// A tensor operand as a dense tensor of `shape` (broadcast and strided
+// operands copied).
+template <class A>
+A dense_of_shape(const A& operand, const Shape& shape) {
+  if constexpr (is_tensor<A>::value) {
+    if (operand.sizes() == shape && operand.is_contiguous()) return operand;
+    return operand.expand(shape).contiguous();
+  } else {
+    return operand;
+  }
+}
+
+// One op over tensors and scalars, evaluated by a plain loop over dense
+// operands rather than the general kernel (assign): a recorded backward
+// makes many such small ops, and the general kernel's plans, tiles, threads
+// and SIMD forms for each cost far more build time than they save run time.
+template <class Op>
+Tensor<typename Op::value_type> evaluate_op(const Op& op) {
+  using V = typename Op::value_type;
+  const Shape& shape = op.sizes();
+  auto out = Tensor<V>::allocate(shape);
+  const NoGradGuard no_grad;  // the copies are not part of the graph
+  Op dense = op;
+  dense.a = dense_of_shape(op.a, shape);
+  if constexpr (requires { op.b; }) dense.b = dense_of_shape(op.b, shape);
+  if constexpr (requires { op.c; }) dense.c = dense_of_shape(op.c, shape);
+  const int64_t n = out.numel();
+  const auto ev = dense.evaluator(Plan::linear(static_cast<int>(shape.size()), n));
+  V* o = out.data_ptr();
+  for (int64_t i = 0; i < n; ++i) o[i] = convert<V>(ev[i]);
+  return out;
+}
+
 // e as a tensor (a scalar stays a scalar), each op recorded on its own.
 template <class E>
 auto recorded_per_op(const E& e) {
@@ -335,9 +369,10 @@ auto recorded_per_op(const E& e) {
   } else {
     using V = typename E::value_type;
     const auto op = with_recorded_operands(e);
-    Tensor<V> out = materialize<V>(op);
+    Tensor<V> out = evaluate_op(op);
     if constexpr (is_floating_v<V>) {
-      if (records(op)) set_history(out, std::make_shared<autograd::FusedNode<decltype(op), false>>(op, "FusedBackward"));
+      using Op = std::remove_cvref_t<decltype(op)>;
+      if (records(op)) set_history(out, std::make_shared<autograd::FusedNode<Op, false>>(op, "FusedBackward"));
     }
     if constexpr (is_floating_v<V> && requires { e.op; }) {
       std::vector<autograd::ComparedTensor> reads;
@@ -481,7 +516,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
     if constexpr (!Fused) {
       return per_op_gradients(Tensor<T>(g), std::move(out), need);
     } else {
-      if (detail::grad_mode_flag()) return per_op_gradients(Tensor<T>(g), std::move(out), need);
+      if (detail::grad_mode_flag()) return recorded_gradients(Tensor<T>(g), std::move(out));
       auto f = [&](const auto& leaf, int index, const auto& leaf_grad) {
         using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
         out[static_cast<std::size_t>(index)] = detail::reduce_to_shape<L>(leaf_grad, leaf.sizes()).impl_ptr();
@@ -528,6 +563,28 @@ class FusedNode final : public TypedNode<typename E::value_type> {
   }
 
  private:
+  // A recorded backward (create_graph): the expression is evaluated again
+  // one recorded op at a time, and the gradient runs back through those
+  // ops' nodes up to the expression's inputs, where it is collected. (The
+  // ops' nodes are a finite set of types, shared by every expression: only
+  // this forward walk is compiled per expression type.)
+  std::vector<GradRef> recorded_gradients(const Tensor<T>& g, std::vector<GradRef> out) const {
+    const Tensor<T> y = detail::recorded_per_op(*expr_);
+    if (!y.requires_grad()) return out;
+    Capture inputs;
+    inputs.stop = true;
+    for (const auto& edge : this->next) inputs.nodes.push_back(edge.get());
+    inputs.grads.resize(inputs.nodes.size());
+    run_backward({{detail::gradient_edge(y), g.impl_ptr()}}, /*retain_graph=*/true, &inputs, /*create_graph=*/true);
+    // An input used several times got the sum once: it goes to its first edge.
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      bool first = true;
+      for (std::size_t j = 0; j < k && first; ++j) first = this->next[j] != this->next[k];
+      if (this->next[k] && first) out[k] = std::move(inputs.grads[k]);
+    }
+    return out;
+  }
+
   // Each leaf's gradient expression one op at a time (recorded when grad
   // mode is on: create_graph), summed over broadcast dims the same way.
   template <class Need>
