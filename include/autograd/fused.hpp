@@ -406,7 +406,8 @@ Tensor<T> backward_eval(const E& e) {
 template <class T>
 Tensor<T> broadcast_gradient(const Tensor<T>& g, const Shape& shape) {
   Tensor<T> expanded = g.expand(shape);
-  return grad_mode_flag() && g.requires_grad() ? expanded.contiguous() : expanded;
+  if (grad_mode_flag() && g.requires_grad()) return expanded.contiguous();
+  return expanded;
 }
 
 // g summed down to `shape` over the dims it was broadcast along (g itself
@@ -568,7 +569,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
   // ops' nodes up to the expression's inputs, where it is collected. (The
   // ops' nodes are a finite set of types, shared by every expression: only
   // this forward walk is compiled per expression type.)
-  std::vector<GradRef> recorded_gradients(const Tensor<T>& g, std::vector<GradRef> out) const {
+  [[gnu::noinline, gnu::cold]] std::vector<GradRef> recorded_gradients(const Tensor<T>& g, std::vector<GradRef> out) const {
     const Tensor<T> y = detail::recorded_per_op(*expr_);
     if (!y.requires_grad()) return out;
     Capture inputs;
