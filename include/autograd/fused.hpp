@@ -228,15 +228,15 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
   }
 };
 
-// ----- create_graph: a gradient expression recorded one op at a time ----------
+// ----- create_graph: expressions recorded one op at a time ----------------------
 //
 // A recorded backward cannot record a gradient expression as one fused
 // node: that node's own backward would build a new expression type, whose
 // node would build another, and the compiler would never finish. Instead
-// every op of the gradient expression is materialized on its own, its
-// operands materialized first, through the ordinary recording path. The
-// nodes made are then FusedNode<op over tensors and scalars>: a finite
-// set, closed under differentiation (the rules of those ops build
+// expressions are evaluated one op at a time: each op is materialized on
+// its own (evaluate_op), its operands first, and recorded as a
+// FusedNode<op over tensors and scalars, false>. Those node types are a
+// finite set, closed under differentiation (the rules of those ops build
 // expressions of the same ops again), so derivatives of any order work.
 template <class E>
 auto recorded_per_op(const E& e);
