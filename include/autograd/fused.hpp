@@ -291,14 +291,13 @@ template <class T>
 class ZerosThroughComparisons final : public TypedNode<T> {
  public:
   using Read = ComparedTensor;
-  ZerosThroughComparisons(std::shared_ptr<Node> op_node, const std::vector<Read>& reads) : op_node_(op_node) {
+  // next[0] is the op's own node (null when no operand needs a gradient),
+  // then one edge per compared tensor.
+  ZerosThroughComparisons(std::shared_ptr<Node> op_node, std::vector<Read> reads) : reads_(std::move(reads)) {
     this->next.push_back(std::move(op_node));
-    for (const Read& r : reads) {
-      this->next.push_back(r.edge);
-      reads_.push_back({nullptr, r.sizes, r.zeros});
-    }
+    for (const Read& r : reads_) this->next.push_back(r.edge);
   }
-  std::string name() const override { return op_node_ ? op_node_->name() : "ZerosBackward0"; }
+  std::string name() const override { return this->next[0] ? this->next[0]->name() : "ZerosBackward0"; }
   std::vector<GradRef> apply(const GradRef& grad) override {
     std::vector<GradRef> out{grad};
     for (const Read& r : reads_) out.push_back(r.zeros(r.sizes));
@@ -306,7 +305,6 @@ class ZerosThroughComparisons final : public TypedNode<T> {
   }
 
  private:
-  std::shared_ptr<Node> op_node_;  // (only for its name: next[0] keeps it)
   std::vector<Read> reads_;
 };
 }  // namespace tsr::autograd
@@ -381,7 +379,7 @@ auto recorded_per_op(const E& e) {
       if constexpr (requires { e.c; }) add_compared_tensors(e.c, reads);
       if (!reads.empty()) {
         const auto& meta = out.impl_ptr()->autograd;
-        set_history(out, std::make_shared<autograd::ZerosThroughComparisons<V>>(meta ? meta->grad_fn : nullptr, reads));
+        set_history(out, std::make_shared<autograd::ZerosThroughComparisons<V>>(meta ? meta->grad_fn : nullptr, std::move(reads)));
       }
     }
     return out;

@@ -28,6 +28,13 @@ Tensor<T> unreduce(const Tensor<T>& g, const Shape& in, const Shape& dims) {
   return g.reshape(tsr::detail::reduced_shape(in, tsr::detail::reduce_mask(dims, rank), true));
 }
 
+// g summed along dim from the end (cumsum's backward).
+template <class T>
+Tensor<T> cumsum_from_end(const Tensor<T>& g, int64_t dim) {
+  const Shape d{dim};
+  return flip(cumsum(flip(g, d), dim), d);
+}
+
 }  // namespace detail_rules
 
 // sum and mean over dims: the gradient broadcast back (divided by the count).
@@ -243,7 +250,7 @@ struct OpRule<tag::Cumsum> {
       int64_t dim;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         if (g.dim() == 0) return in.send(g);
-        return in.send(flip(cumsum(flip(g, Shape{dim}), dim), Shape{dim}));
+        return in.send(detail_rules::cumsum_from_end(g, dim));
       }
     };
     Input<E> in(e, false);
@@ -309,9 +316,8 @@ struct OpRule<tag::Cumprod> {
         const Tensor<T> x = in.value();
         tsr::detail::check(tsr::sum(cast<int64_t>(x == T(0))).item() == 0,
                            "create_graph through cumprod is supported only for inputs without zeros");
-        const Shape d{dim};
         const Tensor<T> gy = tsr::detail::backward_eval<T>(g * cumprod(x, dim));
-        return in.send(tsr::detail::backward_eval<T>(flip(cumsum(flip(gy, d), dim), d) / x));
+        return in.send(tsr::detail::backward_eval<T>(detail_rules::cumsum_from_end(gy, dim) / x));
       }
     };
     Input<E> in(e, true);
