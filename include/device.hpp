@@ -27,9 +27,12 @@ inline Device cuda(int index = 0) {
 
 namespace detail {
 // The CPU build cannot create CUDA tensors; say so as PyTorch does.
+// (The message is built only on failure: check() would evaluate d.str()
+// on every storage allocation.)
 inline void check_device_supported(Device d) {
-  check(d.is_cpu(), "Torch not compiled with CUDA enabled (tessera: this translation unit was not "
-                    "compiled by nvcc with the CUDA backend; requested device ", d.str(), ")");
+  if (!d.is_cpu()) [[unlikely]]
+    fail<Error>("Torch not compiled with CUDA enabled (tessera: this translation unit was not compiled by nvcc "
+                "with the CUDA backend; requested device ", d.str(), ")");
 }
 }  // namespace detail
 

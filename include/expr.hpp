@@ -289,10 +289,9 @@ struct [[nodiscard]] Binary : ExprBase<Binary<Op, A, B>> {
   A a;
   B b;
   Op op;
-  Shape shape;
-  Binary(A a_, B b_, Op op_ = {})
-      : a(std::move(a_)), b(std::move(b_)), op(op_), shape(detail::broadcast_shapes(a.sizes(), b.sizes())) {}
-  const Shape& sizes() const { return shape; }
+  detail::NodeShape shape;
+  Binary(A a_, B b_, Op op_ = {}) : a(std::move(a_)), b(std::move(b_)), op(op_), shape(a.sizes(), b.sizes()) {}
+  const Shape& sizes() const { return shape.get(a.sizes(), b.sizes()); }
   template <class F>
   void for_each_leaf(F&& f) const {
     a.for_each_leaf(f);
@@ -316,11 +315,10 @@ struct [[nodiscard]] Ternary : ExprBase<Ternary<Op, A, B, C>> {
   B b;
   C c;
   Op op;
-  Shape shape;
+  detail::NodeShape shape;
   Ternary(A a_, B b_, C c_, Op op_ = {})
-      : a(std::move(a_)), b(std::move(b_)), c(std::move(c_)), op(op_),
-        shape(detail::broadcast_shapes(detail::broadcast_shapes(a.sizes(), b.sizes()), c.sizes())) {}
-  const Shape& sizes() const { return shape; }
+      : a(std::move(a_)), b(std::move(b_)), c(std::move(c_)), op(op_), shape(a.sizes(), b.sizes(), c.sizes()) {}
+  const Shape& sizes() const { return shape.get(a.sizes(), b.sizes(), c.sizes()); }
   template <class F>
   void for_each_leaf(F&& f) const {
     a.for_each_leaf(f);

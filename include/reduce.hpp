@@ -158,7 +158,7 @@ A reduce_all(const E& e) {
   const Shape& out = e.sizes();
   const int64_t n = numel_of(out);
   if (n == 0) return R::template identity<A>();
-  const Plan plan = make_plan(out, Tensor<A>(), e);
+  const Plan plan = make_plan(out, e);
   const auto ev = e.evaluator(plan);
 
   const int64_t inner = plan.inner_size();

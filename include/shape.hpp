@@ -64,6 +64,45 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+// The shape of an expression node over several operands. Nearly always one
+// operand already has the broadcast shape (equal shapes, or a tensor beside a
+// number): the node then names that operand instead of copying its shape,
+// which tiny ops would feel. Otherwise it keeps the broadcast shape itself.
+// (Safe to refer to: a tensor's geometry never changes after creation, and
+// a node's operands live as long as the node.)
+class NodeShape {
+ public:
+  // Two operands (nearly every node): the same answer with fewer compares.
+  NodeShape(const Shape& a, const Shape& b) {
+    if (&a == &b || b.empty() || a == b) from_ = 0;
+    else if (a.empty()) from_ = 1;
+    else own_ = broadcast_shapes(a, b);
+  }
+  template <class... S>
+  explicit NodeShape(const S&... operand_shapes) {
+    const Shape* shapes[] = {&operand_shapes...};
+    for (int i = 0; i < int(sizeof...(S)) && from_ < 0; ++i) {
+      bool all = true;
+      for (const Shape* s : shapes) all = all && (s == shapes[i] || s->empty() || *s == *shapes[i]);
+      if (all) from_ = i;
+    }
+    if (from_ < 0) {
+      own_ = *shapes[0];
+      for (const Shape* s : shapes) own_ = broadcast_shapes(own_, *s);
+    }
+  }
+  // The shape, given the same operands' shapes (in the same order) again.
+  template <class... S>
+  const Shape& get(const S&... operand_shapes) const {
+    const Shape* shapes[] = {&operand_shapes...};
+    return from_ < 0 ? own_ : *shapes[from_];
+  }
+
+ private:
+  Shape own_;
+  int from_ = -1;
+};
+
 // Checks that `from` broadcasts to exactly `to` (in-place ops, expand).
 inline bool broadcasts_to(const Shape& from, const Shape& to) {
   if (from.size() > to.size()) return false;

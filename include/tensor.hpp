@@ -16,7 +16,7 @@ namespace tsr {
 
 namespace detail {
 template <class T, class E>
-void assign(const Tensor<T>& dst, const E& src);
+void assign(const Tensor<T>& dst, const E& src, bool in_place = false);
 // Autograd hooks (autograd/fused.hpp): recording a materialized expression,
 // and refusing in-place writes autograd cannot follow yet.
 template <class T, class E>
@@ -82,6 +82,11 @@ struct TensorEval {
 // numel and contiguity are derived from sizes and strides once, when the
 // geometry is set (every evaluation asks for them).
 struct TensorImpl {
+  // User-provided, so that make_shared's value-initialization does not zero
+  // the whole object first (the members below initialize themselves, and
+  // the shapes' inline buffers need nothing): every new tensor pays it.
+  TensorImpl() {}  // NOLINT(modernize-use-equals-default)
+
   Storage storage;
   int64_t offset = 0;
   Shape sizes;
@@ -117,11 +122,31 @@ struct TensorImpl {
     }
   }
 
+  // set_geometry for a new contiguous tensor, with no temporaries.
+  void set_contiguous_geometry(const Shape& sz) {
+    sizes = sz;
+    strides.resize(sz.size());
+    numel = 1;
+    for (std::size_t d = sz.size(); d-- > 0;) {
+      strides[d] = numel;
+      numel *= std::max<int64_t>(sz[d], 1);
+    }
+    numel = detail::numel_of(sz);
+    offset = 0;
+    contiguous = true;
+  }
+
   // Elements spanned from the first addressed one to the last, inclusive
   // (0 for an empty tensor): what the storage must hold past `offset`.
   int64_t extent() const {
     if (numel == 0) return 0;
-    if (contiguous) return numel;
+    return contiguous ? numel : strided_extent();
+  }
+
+ private:
+  // Out of line: every evaluation asks for extents, nearly always of
+  // contiguous tensors, and the loop would bloat each caller.
+  [[gnu::noinline]] int64_t strided_extent() const {
     int64_t e = 1;
     for (std::size_t d = 0; d < sizes.size(); ++d) e += (sizes[d] - 1) * strides[d];
     return e;
@@ -182,7 +207,7 @@ class Tensor : public ExprBase<Tensor<T>> {
       detail::check(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
     auto impl = detail::make_handle<TensorImpl>();
     impl->storage = detail::make_handle<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T), device);
-    impl->set_geometry(sizes, detail::contiguous_strides(sizes), 0);
+    impl->set_contiguous_geometry(sizes);
     return Tensor(std::move(impl));
   }
 
@@ -204,7 +229,7 @@ class Tensor : public ExprBase<Tensor<T>> {
   // True when the two tensors view the same storage.
   bool is_alias_of(const Tensor& o) const { return defined() && o.defined() && storage() == o.storage(); }
 
-  T* data_ptr() const {
+  [[gnu::always_inline]] T* data_ptr() const {
     check_storage();
     return static_cast<T*>(storage()->data()) + storage_offset();
   }
@@ -268,13 +293,12 @@ class Tensor : public ExprBase<Tensor<T>> {
     if constexpr (Expression<E>) {
       // With autograd involved, the write is recorded (autograd/in_place.hpp).
       if (detail::in_place_records(*this, src)) return detail::copy_with_history(*this, src);
-      detail::assign(*this, src);
+      // Every in-place write bumps the version (a new tensor starts at 0).
+      detail::assign(*this, src, /*in_place=*/true);
+      return *this;
     } else {
       return copy_(ScalarLeaf<T>(detail::convert<T>(src)));
     }
-    // Every in-place write bumps the version (a new tensor starts at 0).
-    storage()->bump_version();
-    return *this;
   }
   Tensor& fill_(T value) { return copy_(ScalarLeaf<T>(value)); }
   Tensor& zero_() { return fill_(T(0)); }
@@ -313,10 +337,16 @@ class Tensor : public ExprBase<Tensor<T>> {
   // ----- expression interface ------------------------------------------------
   template <class F>
   void for_each_leaf(F&& f) const { f(*this); }
-  detail::TensorEval<T> evaluator(const detail::Plan& p) const;
+  // Always inlined: the contiguous case is a few instructions, and every
+  // leaf of every evaluation asks for it.
+  [[gnu::always_inline]] detail::TensorEval<T> evaluator(const detail::Plan& p) const;
+  // The strides of a leaf that is not laid out like the output (out of
+  // line: the contiguous case above is what tiny ops need inlined).
+  [[gnu::noinline]] void set_strided_evaluator(const detail::Plan& p, detail::TensorEval<T>& e) const;
   // Throws if the storage cannot hold every element the view addresses
   // (e.g. after storage().resize_(0)).
-  void check_storage() const;
+  [[gnu::always_inline]] void check_storage() const;
+  [[noreturn, gnu::noinline, gnu::cold]] void storage_error(std::size_t bytes) const;
 
  private:
   struct CloneTag {};
@@ -365,20 +395,22 @@ inline void Tensor<T>::check_storage() const {
   const TensorImpl& t = impl();
   if (t.numel == 0) return;
   const auto bytes = static_cast<std::size_t>(t.offset + t.extent()) * sizeof(T);
-  // Return before the message's arguments are evaluated: check() takes
-  // them eagerly, and this runs for every leaf of every evaluation.
-  if (bytes <= t.storage->nbytes()) [[likely]]
-    return;
-  detail::fail<Error>( "setStorage: sizes ", sizes(), ", strides ", strides(),
-                ", storage offset ", storage_offset(), ", and itemsize ", sizeof(T), " requiring a storage size of ",
-                bytes, " are out of bounds for storage of size ", storage()->nbytes());
+  // This runs for every leaf of every evaluation: the error is out of line.
+  if (bytes > t.storage->nbytes()) [[unlikely]]
+    storage_error(bytes);
 }
 
 template <class T>
-detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
-  check_storage();
+void Tensor<T>::storage_error(std::size_t bytes) const {
+  detail::fail<Error>("setStorage: sizes ", sizes(), ", strides ", strides(), ", storage offset ", storage_offset(),
+                      ", and itemsize ", sizeof(T), " requiring a storage size of ", bytes,
+                      " are out of bounds for storage of size ", storage()->nbytes());
+}
+
+template <class T>
+inline detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
   detail::TensorEval<T> e;  // st beyond ndim stays unset
-  e.base = static_cast<const T*>(storage()->data()) + storage_offset();
+  e.base = data_ptr();
   e.ptr = e.base;
   e.ndim = p.ndim;
   if (p.src[0] == detail::Plan::kLinear) {  // contiguous and of the output's shape (or one element)
@@ -386,13 +418,18 @@ detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
     e.inner = e.st[0];
     return e;
   }
+  set_strided_evaluator(p, e);
+  return e;
+}
+
+template <class T>
+void Tensor<T>::set_strided_evaluator(const detail::Plan& p, detail::TensorEval<T>& e) const {
   const int64_t lead = p.out_rank - dim();
   for (int k = 0; k < p.ndim; ++k) {
     const int64_t d = p.src[k] - lead;
     e.st[k] = (p.src[k] < 0 || d < 0 || sizes()[d] == 1) ? 0 : strides()[d];
   }
   e.inner = e.st[p.ndim - 1];
-  return e;
 }
 
 template <class T>

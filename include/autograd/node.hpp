@@ -218,10 +218,20 @@ template <class T>
 void sync_view(const Tensor<T>& view);
 
 template <class T>
+[[gnu::noinline]] bool view_requires_grad(const Tensor<T>& t) {
+  sync_view(t);
+  const TensorImpl& impl = *t.impl_ptr();
+  return impl.autograd && impl.autograd->requires_grad;
+}
+
+// Inlined: every evaluation asks this of every leaf, and nearly every
+// answer is "no autograd state at all".
+template <class T>
 bool requires_grad(const Tensor<T>& t) {
-  const auto& impl = t.impl_ptr();
+  const TensorImpl* impl = t.impl_ptr().get();
   if (!impl) return false;
-  if (impl->view_base) sync_view(t);
+  if (impl->view_base) [[unlikely]]
+    return view_requires_grad(t);
   return impl->autograd && impl->autograd->requires_grad;
 }
 

@@ -87,6 +87,29 @@ inline int64_t tile_count(const Plan& p) {
   return p.rows() * ((p.inner_size() + kTile - 1) / kTile);
 }
 
+// For a leaf of dst's own storage: true when it overlaps dst under a
+// different element mapping (out of line: few leaves ever get here).
+template <class T, class L>
+[[gnu::noinline]] bool overlaps_differently(const Tensor<T>& dst, const Tensor<L>& leaf) {
+  const auto dst_begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(dst.storage()->data()) +
+                                                     dst.storage_offset() * int64_t(sizeof(T)));
+  const auto dst_end = dst_begin + static_cast<uintptr_t>(dst.extent()) * sizeof(T);
+  const auto begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(leaf.storage()->data()) +
+                                                 leaf.storage_offset() * int64_t(sizeof(L)));
+  const auto end = begin + static_cast<uintptr_t>(leaf.extent()) * sizeof(L);
+  if (end <= dst_begin || dst_end <= begin) return false;
+  bool same = sizeof(L) == sizeof(T) && leaf.storage_offset() == dst.storage_offset();
+  const std::size_t rank = dst.sizes().size();
+  int64_t st[64];
+  if (same && leaf.sizes().size() <= 64) {
+    broadcast_strides(leaf.sizes(), leaf.strides(), rank, st);
+    for (std::size_t d = 0; d < rank && same; ++d) same = dst.sizes()[d] == 1 || st[d] == dst.strides()[d];
+  } else {
+    same = false;
+  }
+  return !same;
+}
+
 // True when writing `src` into `dst` element by element could read an
 // element after it was overwritten: a leaf shares memory with dst under a
 // different element mapping. The identical mapping (x += x * 2) is safe.
@@ -94,39 +117,24 @@ template <class T, class E>
 bool needs_temporary(const Tensor<T>& dst, const E& src) {
   bool need = false;
   src.for_each_leaf([&](const auto& leaf) {
-    using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
-    if (need || leaf.storage() != dst.storage() || leaf.numel() == 0) return;
-    // Only a leaf of dst's own storage pays for the range comparison.
-    const auto dst_begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(dst.storage()->data()) +
-                                                       dst.storage_offset() * int64_t(sizeof(T)));
-    const auto dst_end = dst_begin + static_cast<uintptr_t>(dst.extent()) * sizeof(T);
-    const auto begin = reinterpret_cast<uintptr_t>(static_cast<const char*>(leaf.storage()->data()) +
-                                                   leaf.storage_offset() * int64_t(sizeof(L)));
-    const auto end = begin + static_cast<uintptr_t>(leaf.extent()) * sizeof(L);
-    if (end <= dst_begin || dst_end <= begin) return;
-    bool same = sizeof(L) == sizeof(T) && leaf.storage_offset() == dst.storage_offset();
-    const std::size_t rank = dst.sizes().size();
-    int64_t st[64];
-    if (same && leaf.sizes().size() <= 64) {
-      broadcast_strides(leaf.sizes(), leaf.strides(), rank, st);
-      for (std::size_t d = 0; d < rank && same; ++d) same = dst.sizes()[d] == 1 || st[d] == dst.strides()[d];
-    } else {
-      same = false;
-    }
-    need = !same;
+    need = need || (leaf.storage() == dst.storage() && leaf.numel() != 0 && overlaps_differently(dst, leaf));
   });
   return need;
 }
 
 // True when dst and every tensor leaf are contiguous with dst's shape (a
 // one-element leaf counts too: it broadcasts as a stride-0 row). Then the
-// whole evaluation is one row and needs no plan.
+// whole evaluation is one row and needs no plan. Only called once src is
+// known to broadcast to dst's shape: then a leaf with dst's element count
+// has dst's shape but for size-1 dims, so counts are compared, not shapes.
 template <class T, class E>
 bool all_linear(const Tensor<T>& dst, const E& src) {
   if (!dst.is_contiguous()) return false;
+  const int64_t n = dst.numel();
   bool ok = true;
   src.for_each_leaf([&](const auto& leaf) {
-    ok = ok && (leaf.numel() == 1 || (leaf.sizes() == dst.sizes() && leaf.is_contiguous()));
+    const int64_t m = leaf.numel();
+    ok = ok && (m == 1 || (m == n && leaf.is_contiguous()));
   });
   return ok;
 }
@@ -136,10 +144,10 @@ bool all_linear(const Tensor<T>& dst, const E& src) {
 template <class T, class E>
 Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src);
 
-template <class T, class E>
-Plan make_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
-  if (dst.defined() && all_linear(dst, src)) return Plan::linear(static_cast<int>(out.size()), numel_of(out));
-  return strided_plan(out, dst, src);
+// The plan for reading src alone (a reduction's input), laid out as `out`.
+template <class E>
+Plan make_plan(const Shape& out, const E& src) {
+  return strided_plan(out, Tensor<typename E::value_type>(), src);
 }
 
 // The plan from every operand's strides, merging dims where all allow it.
@@ -160,25 +168,52 @@ Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
   return Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
 }
 
+// Out of line: the error path of assign's shape check.
+[[gnu::noinline]] inline void check_assign_shape(const Shape& out, const Shape& src) {
+  const Shape b = broadcast_shapes(out, src);
+  check(b == out, "output with shape ", out, " doesn't match the broadcast shape ", b);
+}
+
+template <class T, class E>
+void assign_general(const Tensor<T>& dst, const E& src, bool in_place);
+
 // dst[...] = src, broadcasting src to dst's shape (which never changes).
 //
-// The common case costs a few dozen nanoseconds over the arithmetic: when
-// dst and every leaf are contiguous of dst's shape (all_linear), there is no
-// plan to build and no stride check, the alias check only looks further at
-// leaves of dst's own storage, and a small job is one row on this thread.
+// The common case costs a few dozen nanoseconds over the arithmetic: a job
+// of one tile where dst and every leaf are contiguous of dst's shape
+// (all_linear) and none overlaps dst differently is one row on this thread,
+// with no plan to build and no stride check. Everything else goes through
+// assign_general, kept out of line so that this path inlines well.
+//
+// `in_place`: the write changes an existing tensor, so its storage version
+// moves (autograd checks it). It moves once the checks have passed and
+// before the write: a load of the counter right after the loop would wait
+// for the loop's stores to drain (4K aliasing with the output), which tiny
+// ops feel.
 template <class T, class E>
-void assign(const Tensor<T>& dst, const E& src) {
-  const Shape& out = dst.sizes();
-  if (!(src.sizes() == out)) {
-    const Shape b = broadcast_shapes(out, src.sizes());
-    check(b == out, "output with shape ", out, " doesn't match the broadcast shape ", b);
+void assign(const Tensor<T>& dst, const E& src, bool in_place) {
+  if (!(src.sizes() == dst.sizes())) check_assign_shape(dst.sizes(), src.sizes());
+  const int64_t n = dst.numel();
+  if (n > 0 && n <= kTile && all_linear(dst, src) && !needs_temporary(dst, src)) {
+    if (in_place) dst.storage()->bump_version();
+    write_row(dst.data_ptr(), 1, src.evaluator(Plan::linear(static_cast<int>(dst.dim()), n)), n);
+    return;
   }
+  assign_general(dst, src, in_place);
+}
+
+// Any evaluation: through a temporary when a leaf overlaps dst differently,
+// else tiled (on the pool when large) along the plan.
+template <class T, class E>
+[[gnu::noinline]] void assign_general(const Tensor<T>& dst, const E& src, bool in_place) {
+  const Shape& out = dst.sizes();
   const bool linear = all_linear(dst, src);
   if (!linear)
     for (std::size_t d = 0; d < out.size(); ++d)
       check(dst.strides()[d] != 0 || out[d] <= 1,
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.");
+  if (in_place) dst.storage()->bump_version();
   const int64_t n = dst.numel();
   if (n == 0) return;
   if (needs_temporary(dst, src)) {
@@ -189,10 +224,6 @@ void assign(const Tensor<T>& dst, const E& src) {
   }
 
   const Plan plan = linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src);
-  if (linear && n <= kTile) {  // one tile: no tiling loop, and an evaluator the loop keeps in registers
-    write_row(dst.data_ptr(), 1, src.evaluator(plan), n);
-    return;
-  }
   const auto ev = src.evaluator(plan);
   static_assert(std::is_trivially_copyable_v<std::remove_const_t<decltype(ev)>>, "evaluators must be trivially copyable");
   const TensorEval<T> out_ev = dst.evaluator(plan);

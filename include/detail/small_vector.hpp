@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <type_traits>
@@ -26,10 +27,15 @@ class SmallVector {
   template <class It>
   SmallVector(It first, It last) { assign(first, last); }
   SmallVector(const std::vector<T>& v) { assign(v.begin(), v.end()); }  // NOLINT: implicit on purpose
-  SmallVector(const SmallVector& o) { assign(o.begin(), o.end()); }
+  SmallVector(const SmallVector& o) {
+    if (o.size_ <= N) copy_inline(o);
+    else assign(o.begin(), o.end());
+  }
   SmallVector(SmallVector&& o) noexcept { steal(std::move(o)); }
   SmallVector& operator=(const SmallVector& o) {
-    if (this != &o) assign(o.begin(), o.end());
+    if (this == &o) return *this;
+    if (o.size_ <= N && !heap_) copy_inline(o);
+    else assign(o.begin(), o.end());
     return *this;
   }
   SmallVector& operator=(SmallVector&& o) noexcept {
@@ -95,13 +101,21 @@ class SmallVector {
     reserve(static_cast<std::size_t>(std::distance(first, last)));
     for (; first != last; ++first) data()[size_++] = static_cast<T>(*first);
   }
+  // Copies every inline slot, used or not: a fixed-size copy compiles to a
+  // few vector moves, where a loop over size_ elements becomes a call to
+  // memmove, which costs more than a tiny op's shape handling. (o's buffer
+  // holds at least N elements wherever it lives.)
+  void copy_inline(const SmallVector& o) {
+    std::memcpy(inline_, o.data(), sizeof(inline_));
+    size_ = o.size_;
+  }
   void steal(SmallVector&& o) {
     if (o.heap_) {
       heap_ = std::move(o.heap_);
       heap_capacity_ = o.heap_capacity_;
     } else {
       heap_.reset();
-      std::copy(o.inline_, o.inline_ + o.size_, inline_);
+      std::memcpy(inline_, o.inline_, sizeof(inline_));
     }
     size_ = o.size_;
     o.size_ = 0;
