@@ -1,0 +1,105 @@
+// sin and cos of float batches, inlined for the common range.
+//
+// xsimd's float sin/cos keep their argument reduction in a function GCC
+// does not inline (it holds the path for huge arguments), so every batch
+// pays a call that spills the caller's live vectors: on this project's
+// machines that made `sin` half as fast as Eigen's, and the fused chain
+// `a*b + c*sin(d) - exp(-a)` slower than Eigen's. Here the reduction for
+// |x| <= kFastTrigBound is a three-part Cody-Waite reduction by pi/2 with
+// fused multiply-adds, followed by the classic minimax polynomials for sin
+// and cos on [-pi/4, pi/4] (Cephes' sinf/cosf coefficients); any lane beyond
+// the bound (or inf/nan) sends the whole batch to xsimd's out-of-line path.
+// Checked over every float with |x| <= the bound against double-precision
+// sin/cos: within 1 ulp, see docs/benchmarks.md.
+#pragma once
+#include <cstdint>
+
+#include <xsimd/xsimd.hpp>
+
+namespace tsr::detail {
+
+// Up to here the reduction keeps the result within 1 ulp (checked over every
+// float below it).
+inline constexpr float kFastTrigBound = 128.f;
+
+// The generic path, out of line on purpose: the hot loop should not carry
+// the code for huge arguments.
+template <class A>
+[[gnu::noinline]] xsimd::batch<float, A> xsimd_sin(const xsimd::batch<float, A>& x) {
+  return xsimd::sin(x);
+}
+template <class A>
+[[gnu::noinline]] xsimd::batch<float, A> xsimd_cos(const xsimd::batch<float, A>& x) {
+  return xsimd::cos(x);
+}
+
+// |x| reduced by pi/2: r in [-pi/4, pi/4] and the quadrant q (|x| = q*pi/2 + r).
+template <class A>
+inline void reduce_half_pi(const xsimd::batch<float, A>& ax, xsimd::batch<float, A>& r,
+                           xsimd::batch<int32_t, A>& q) {
+  using B = xsimd::batch<float, A>;
+  // pi/2 in four floats (8, 12, 12 and 24 significant bits; 8e-20 short),
+  // so that the subtractions stay exact enough where |x| is close to a
+  // multiple of pi/2 (three parts left 6 ulps at x = 3 pi).
+  constexpr float kP1 = 0x1.92p+0f, kP2 = 0x1.fb4p-12f, kP3 = 0x1.444p-24f, kP4 = 0x1.68c234p-39f;
+  const B n = xsimd::nearbyint(ax * B(0x1.45f306p-1f));  // 2/pi
+  r = xsimd::fnma(n, B(kP1), ax);
+  r = xsimd::fnma(n, B(kP2), r);
+  r = xsimd::fnma(n, B(kP3), r);
+  r = xsimd::fnma(n, B(kP4), r);
+  q = xsimd::batch_cast<int32_t>(n);
+}
+
+// sin(r) and cos(r) for |r| <= pi/4 (z = r*r).
+template <class A>
+inline xsimd::batch<float, A> sin_poly(const xsimd::batch<float, A>& r, const xsimd::batch<float, A>& z) {
+  using B = xsimd::batch<float, A>;
+  const B p = xsimd::fma(xsimd::fma(B(-1.9515295891e-4f), z, B(8.3321608736e-3f)), z, B(-1.6666654611e-1f));
+  return xsimd::fma(p * z, r, r);
+}
+template <class A>
+inline xsimd::batch<float, A> cos_poly(const xsimd::batch<float, A>& z) {
+  using B = xsimd::batch<float, A>;
+  const B p = xsimd::fma(xsimd::fma(B(2.443315711809948e-5f), z, B(-1.388731625493765e-3f)), z,
+                         B(4.166664568298827e-2f));
+  return xsimd::fma(z, B(-0.5f), p * z * z) + B(1.f);
+}
+
+// Quadrant q of |x|: sin(|x|) is +-sin(r) for even q, +-cos(r) for odd q,
+// negative for q mod 4 in {2, 3}; cos(|x|) is the same one quadrant on.
+template <class A>
+inline xsimd::batch<float, A> quadrant_value(const xsimd::batch<float, A>& r, const xsimd::batch<int32_t, A>& q) {
+  using B = xsimd::batch<float, A>;
+  using I = xsimd::batch<int32_t, A>;
+  const B z = r * r;
+  const B odd = xsimd::bitwise_cast<B>(I(0) - (q & I(1)));  // all ones where q is odd
+  const B v = (cos_poly(z) & odd) | (sin_poly(r, z) & ~odd);
+  const B sign = xsimd::bitwise_cast<B>((q & I(2)) << 30);
+  return v ^ sign;
+}
+
+template <class A>
+inline xsimd::batch<float, A> fast_sin(const xsimd::batch<float, A>& x) {
+  using B = xsimd::batch<float, A>;
+  const B ax = xsimd::abs(x);
+  if (!xsimd::all(ax <= B(kFastTrigBound))) [[unlikely]]
+    return xsimd_sin(x);
+  B r;
+  xsimd::batch<int32_t, A> q;
+  reduce_half_pi(ax, r, q);
+  return quadrant_value(r, q) ^ (x & B(-0.f));  // sin is odd: x's sign
+}
+
+template <class A>
+inline xsimd::batch<float, A> fast_cos(const xsimd::batch<float, A>& x) {
+  using B = xsimd::batch<float, A>;
+  const B ax = xsimd::abs(x);
+  if (!xsimd::all(ax <= B(kFastTrigBound))) [[unlikely]]
+    return xsimd_cos(x);
+  B r;
+  xsimd::batch<int32_t, A> q;
+  reduce_half_pi(ax, r, q);
+  return quadrant_value(r, q + xsimd::batch<int32_t, A>(1));
+}
+
+}  // namespace tsr::detail
