@@ -24,13 +24,10 @@ inline constexpr float kFastTrigBound = 128.f;
 
 // The generic path, out of line on purpose: the hot loop should not carry
 // the code for huge arguments.
-template <class A>
-[[gnu::noinline]] xsimd::batch<float, A> xsimd_sin(const xsimd::batch<float, A>& x) {
-  return xsimd::sin(x);
-}
-template <class A>
-[[gnu::noinline]] xsimd::batch<float, A> xsimd_cos(const xsimd::batch<float, A>& x) {
-  return xsimd::cos(x);
+template <bool Cos, class A>
+[[gnu::noinline]] xsimd::batch<float, A> xsimd_sin_cos(const xsimd::batch<float, A>& x) {
+  if constexpr (Cos) return xsimd::cos(x);
+  else return xsimd::sin(x);
 }
 
 // |x| reduced by pi/2: r in [-pi/4, pi/4] and the quadrant q (|x| = q*pi/2 + r).
@@ -78,28 +75,28 @@ inline xsimd::batch<float, A> quadrant_value(const xsimd::batch<float, A>& r, co
   return v ^ sign;
 }
 
-template <class A>
-inline xsimd::batch<float, A> fast_sin(const xsimd::batch<float, A>& x) {
+// sin (Cos false) or cos of a float batch.
+template <bool Cos, class A>
+inline xsimd::batch<float, A> fast_sin_cos(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
+  using I = xsimd::batch<int32_t, A>;
   const B ax = xsimd::abs(x);
   if (!xsimd::all(ax <= B(kFastTrigBound))) [[unlikely]]
-    return xsimd_sin(x);
+    return xsimd_sin_cos<Cos>(x);
   B r;
-  xsimd::batch<int32_t, A> q;
+  I q;
   reduce_half_pi(ax, r, q);
-  return quadrant_value(r, q) ^ (x & B(-0.f));  // sin is odd: x's sign
+  if constexpr (Cos) return quadrant_value(r, q + I(1));  // cos(x) = sin(|x| + pi/2)
+  else return quadrant_value(r, q) ^ (x & B(-0.f));      // sin is odd: x's sign
 }
 
 template <class A>
+inline xsimd::batch<float, A> fast_sin(const xsimd::batch<float, A>& x) {
+  return fast_sin_cos<false>(x);
+}
+template <class A>
 inline xsimd::batch<float, A> fast_cos(const xsimd::batch<float, A>& x) {
-  using B = xsimd::batch<float, A>;
-  const B ax = xsimd::abs(x);
-  if (!xsimd::all(ax <= B(kFastTrigBound))) [[unlikely]]
-    return xsimd_cos(x);
-  B r;
-  xsimd::batch<int32_t, A> q;
-  reduce_half_pi(ax, r, q);
-  return quadrant_value(r, q + xsimd::batch<int32_t, A>(1));
+  return fast_sin_cos<true>(x);
 }
 
 }  // namespace tsr::detail
