@@ -126,10 +126,10 @@ struct TensorImpl {
   void set_contiguous_geometry(const Shape& sz) {
     sizes = sz;
     strides.resize(sz.size());
-    numel = 1;
+    int64_t stride = 1;  // as contiguous_strides: size-0 dims count as 1
     for (std::size_t d = sz.size(); d-- > 0;) {
-      strides[d] = numel;
-      numel *= std::max<int64_t>(sz[d], 1);
+      strides[d] = stride;
+      stride *= std::max<int64_t>(sz[d], 1);
     }
     numel = detail::numel_of(sz);
     offset = 0;
