@@ -56,6 +56,7 @@ TEST_CASE("create_graph: the gradient has a history, and .grad keeps it") {
   // A second backward adds the second derivative into .grad (PyTorch does the same).
   sum(x.grad()).backward();
   check_close(x.grad(), tensor<double>({3.0 + 6.0, 12.0 - 12.0, 0.75 + 3.0}), 0, 0, ".grad after the second backward");
+  x.mutable_grad() = Tensor<double>();  // breaks the cycle through .grad's history (next case)
 
   // Third order through autograd::grad: d3/dx3 sin(x) = -cos(x).
   auto z = tensor<double>({0.3, 1.1}).requires_grad_();
@@ -75,6 +76,21 @@ TEST_CASE("create_graph: the gradient has a history, and .grad keeps it") {
   CHECK_FALSE(lin.requires_grad());
   CHECK(error_of([&] { (void)autograd::grad({sum(lin)}, {w}); }) ==
         "element 0 of tensors does not require grad and does not have a grad_fn");
+}
+
+TEST_CASE("create_graph: resetting .grad breaks the leaf's reference cycle") {
+  // As in PyTorch, the .grad of a create_graph backward has a history that
+  // holds the leaf (its saved values and its accumulator), and the leaf
+  // holds .grad. Resetting .grad, as PyTorch's warning advises, frees both.
+  std::weak_ptr<TensorImpl> leaf;
+  {
+    auto x = tensor<double>({1.0, 2.0}).requires_grad_();
+    leaf = x.impl_ptr();
+    sum(x * x * x).backward({}, false, /*create_graph=*/true);
+    REQUIRE(x.grad().requires_grad());
+    x.mutable_grad() = Tensor<double>();
+  }
+  CHECK(leaf.expired());
 }
 
 TEST_CASE("create_graph: Hessian-vector products match PyTorch") {
