@@ -29,13 +29,20 @@ inline int64_t numel_of(const Shape& s) {
   return n;
 }
 
-inline Strides contiguous_strides(const Shape& s) {
-  Strides st(s.size());
+// Row-major strides of a contiguous tensor of shape s (size-0 dims count as
+// 1, as in PyTorch), written into st with no temporary: every new tensor
+// sets its strides this way.
+inline void set_contiguous_strides(const Shape& s, Strides& st) {
+  st.resize(s.size());
   int64_t acc = 1;
   for (std::size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
     acc *= std::max<int64_t>(s[i], 1);
   }
+}
+inline Strides contiguous_strides(const Shape& s) {
+  Strides st;
+  set_contiguous_strides(s, st);
   return st;
 }
 

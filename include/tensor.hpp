@@ -125,12 +125,7 @@ struct TensorImpl {
   // set_geometry for a new contiguous tensor, with no temporaries.
   void set_contiguous_geometry(const Shape& sz) {
     sizes = sz;
-    strides.resize(sz.size());
-    int64_t stride = 1;  // as contiguous_strides: size-0 dims count as 1
-    for (std::size_t d = sz.size(); d-- > 0;) {
-      strides[d] = stride;
-      stride *= std::max<int64_t>(sz[d], 1);
-    }
+    detail::set_contiguous_strides(sz, strides);
     numel = detail::numel_of(sz);
     offset = 0;
     contiguous = true;
