@@ -96,8 +96,9 @@ struct ScalarLeaf : ExprBase<ScalarLeaf<T>> {
     return empty;
   }
   template <class F>
-  void for_each_leaf(F&&) const {}
-  auto evaluator(const detail::Plan&) const { return detail::ScalarEval<T>{value}; }
+  [[gnu::always_inline]] void for_each_leaf(F&&) const {}
+  template <class P>
+  auto evaluator(const P&) const { return detail::ScalarEval<T>{value}; }
 };
 
 namespace detail {
@@ -272,11 +273,16 @@ struct [[nodiscard]] Unary : ExprBase<Unary<Op, A>> {
   using value_type = detail::op_result_t<Op, in_type, acc_t<in_type>>;
   A a;
   Op op;
-  explicit Unary(A a_, Op op_ = {}) : a(std::move(a_)), op(op_) {}
+  // Operands are forwarded (copied from an lvalue, moved from an rvalue)
+  // straight into the members: no intermediate copy to move and destroy.
+  template <class A2>
+    requires(!std::is_same_v<std::remove_cvref_t<A2>, Unary>)
+  explicit Unary(A2&& a_, Op op_ = {}) : a(std::forward<A2>(a_)), op(op_) {}
   const Shape& sizes() const { return a.sizes(); }
   template <class F>
-  void for_each_leaf(F&& f) const { a.for_each_leaf(f); }
-  auto evaluator(const detail::Plan& p) const {
+  [[gnu::always_inline]] void for_each_leaf(F&& f) const { a.for_each_leaf(f); }
+  template <class P>
+  auto evaluator(const P& p) const {
     using AE = decltype(a.evaluator(p));
     return detail::UnaryEval<Op, in_type, value_type, AE>{a.evaluator(p), op};
   }
@@ -290,14 +296,17 @@ struct [[nodiscard]] Binary : ExprBase<Binary<Op, A, B>> {
   B b;
   Op op;
   detail::NodeShape shape;
-  Binary(A a_, B b_, Op op_ = {}) : a(std::move(a_)), b(std::move(b_)), op(op_), shape(a.sizes(), b.sizes()) {}
+  template <class A2, class B2>  // forwarded, as in Unary
+  Binary(A2&& a_, B2&& b_, Op op_ = {})
+      : a(std::forward<A2>(a_)), b(std::forward<B2>(b_)), op(op_), shape(a.sizes(), b.sizes()) {}
   const Shape& sizes() const { return shape.get(a.sizes(), b.sizes()); }
   template <class F>
-  void for_each_leaf(F&& f) const {
+  [[gnu::always_inline]] void for_each_leaf(F&& f) const {
     a.for_each_leaf(f);
     b.for_each_leaf(f);
   }
-  auto evaluator(const detail::Plan& p) const {
+  template <class P>
+  auto evaluator(const P& p) const {
     using AE = decltype(a.evaluator(p));
     using BE = decltype(b.evaluator(p));
     return detail::BinaryEval<Op, in_type, value_type, AE, BE>{a.evaluator(p), b.evaluator(p), op};
@@ -316,16 +325,22 @@ struct [[nodiscard]] Ternary : ExprBase<Ternary<Op, A, B, C>> {
   C c;
   Op op;
   detail::NodeShape shape;
-  Ternary(A a_, B b_, C c_, Op op_ = {})
-      : a(std::move(a_)), b(std::move(b_)), c(std::move(c_)), op(op_), shape(a.sizes(), b.sizes(), c.sizes()) {}
+  template <class A2, class B2, class C2>  // forwarded, as in Unary
+  Ternary(A2&& a_, B2&& b_, C2&& c_, Op op_ = {})
+      : a(std::forward<A2>(a_)),
+        b(std::forward<B2>(b_)),
+        c(std::forward<C2>(c_)),
+        op(op_),
+        shape(a.sizes(), b.sizes(), c.sizes()) {}
   const Shape& sizes() const { return shape.get(a.sizes(), b.sizes(), c.sizes()); }
   template <class F>
-  void for_each_leaf(F&& f) const {
+  [[gnu::always_inline]] void for_each_leaf(F&& f) const {
     a.for_each_leaf(f);
     b.for_each_leaf(f);
     c.for_each_leaf(f);
   }
-  auto evaluator(const detail::Plan& p) const {
+  template <class P>
+  auto evaluator(const P& p) const {
     using AE = decltype(a.evaluator(p));
     using BE = decltype(b.evaluator(p));
     using CE = decltype(c.evaluator(p));
@@ -342,8 +357,9 @@ struct [[nodiscard]] Cast : ExprBase<Cast<U, A>> {
   explicit Cast(A a_) : a(std::move(a_)) {}
   const Shape& sizes() const { return a.sizes(); }
   template <class F>
-  void for_each_leaf(F&& f) const { a.for_each_leaf(f); }
-  auto evaluator(const detail::Plan& p) const {
+  [[gnu::always_inline]] void for_each_leaf(F&& f) const { a.for_each_leaf(f); }
+  template <class P>
+  auto evaluator(const P& p) const {
     using AE = decltype(a.evaluator(p));
     return detail::CastEval<U, AE>{a.evaluator(p)};
   }
@@ -365,6 +381,13 @@ auto as_operand(const X& x) {
     using W = wrapped_scalar_t<X, typename Other::value_type>;
     return ScalarLeaf<W>(convert<W>(scalar_element_t<X>(x)));
   }
+}
+// as_operand without the copy of an expression: the expression itself
+// (const X&), for a node's constructor to copy once into its member.
+template <class Other, class X>
+decltype(auto) operand_ref(const X& x) {
+  if constexpr (Expression<X>) return (x);
+  else return as_operand<Other>(x);
 }
 template <class X>
 using value_of_t = typename X::value_type;

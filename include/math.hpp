@@ -10,9 +10,9 @@ namespace tsr {
 namespace detail {
 template <class Op, class A, class B>
 auto make_binary(const A& a, const B& b, Op op = {}) {
-  auto x = as_operand<B>(a);
-  auto y = as_operand<A>(b);
-  return Binary<Op, decltype(x), decltype(y)>(std::move(x), std::move(y), op);
+  using X = decltype(as_operand<B>(a));
+  using Y = decltype(as_operand<A>(b));
+  return Binary<Op, X, Y>(operand_ref<B>(a), operand_ref<A>(b), op);
 }
 template <class A, class B>
 constexpr bool both_bool() {
@@ -157,10 +157,10 @@ template <class Op, class X, class A, class B>
 auto make_ternary(const X& x, const A& a, const B& b, Op op = {}) {
   // Numbers take their type beside the first expression operand.
   using Ref = std::conditional_t<Expression<X>, X, std::conditional_t<Expression<A>, A, B>>;
-  auto x_ = as_operand<Ref>(x);
-  auto a_ = as_operand<Ref>(a);
-  auto b_ = as_operand<Ref>(b);
-  return Ternary<Op, decltype(x_), decltype(a_), decltype(b_)>(std::move(x_), std::move(a_), std::move(b_), op);
+  using X_ = decltype(as_operand<Ref>(x));
+  using A_ = decltype(as_operand<Ref>(a));
+  using B_ = decltype(as_operand<Ref>(b));
+  return Ternary<Op, X_, A_, B_>(operand_ref<Ref>(x), operand_ref<Ref>(a), operand_ref<Ref>(b), op);
 }
 }  // namespace detail
 
@@ -171,9 +171,9 @@ auto where(const C& cond, const A& a, const B& b) {
   static_assert(std::is_same_v<typename C::value_type, bool>,
                 "where expected condition to be a boolean tensor");
   using Ref = std::conditional_t<Expression<A>, A, std::conditional_t<Expression<B>, B, C>>;
-  auto a_ = detail::as_operand<Ref>(a);
-  auto b_ = detail::as_operand<Ref>(b);
-  return Ternary<ops::Where, C, decltype(a_), decltype(b_)>(cond, std::move(a_), std::move(b_));
+  using A_ = decltype(detail::as_operand<Ref>(a));
+  using B_ = decltype(detail::as_operand<Ref>(b));
+  return Ternary<ops::Where, C, A_, B_>(cond, detail::operand_ref<Ref>(a), detail::operand_ref<Ref>(b));
 }
 template <Expression E, class L, class H>
   requires((Expression<L> || Scalar<L>) && (Expression<H> || Scalar<H>))

@@ -1,6 +1,7 @@
 // Shape and Strides, dimension wrapping and broadcasting of shapes.
 #pragma once
 #include <cstdint>
+#include <new>
 #include <ostream>
 #include <string>
 
@@ -80,24 +81,51 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
 class NodeShape {
  public:
   // Two operands (nearly every node): the same answer with fewer compares.
-  NodeShape(const Shape& a, const Shape& b) {
+  // Always inlined: every binary node is built through it.
+  [[gnu::always_inline]] NodeShape(const Shape& a, const Shape& b) {
     if (&a == &b || b.empty() || a == b) from_ = 0;
     else if (a.empty()) from_ = 1;
-    else own_ = broadcast_shapes(a, b);
+    else set_own(broadcast_shapes(a, b));
   }
   template <class... S>
   explicit NodeShape(const S&... operand_shapes) {
     const Shape* shapes[] = {&operand_shapes...};
-    for (int i = 0; i < int(sizeof...(S)) && from_ < 0; ++i) {
+    for (int i = 0; i < int(sizeof...(S)); ++i) {
       bool all = true;
       for (const Shape* s : shapes) all = all && (s == shapes[i] || s->empty() || *s == *shapes[i]);
-      if (all) from_ = i;
+      if (all) {
+        from_ = i;
+        return;
+      }
     }
-    if (from_ < 0) {
-      own_ = *shapes[0];
-      for (const Shape* s : shapes) own_ = broadcast_shapes(own_, *s);
-    }
+    Shape own = *shapes[0];
+    for (const Shape* s : shapes) own = broadcast_shapes(own, *s);
+    set_own(std::move(own));
   }
+  NodeShape(const NodeShape& o) : from_(o.from_) {
+    if (from_ < 0) new (&own_) Shape(o.own_);
+  }
+  NodeShape(NodeShape&& o) noexcept : from_(o.from_) {
+    if (from_ < 0) new (&own_) Shape(std::move(o.own_));
+  }
+  NodeShape& operator=(const NodeShape& o) {
+    if (this == &o) return *this;
+    if (o.from_ < 0) {
+      Shape copy = o.own_;  // may throw: before anything changes
+      set_own(std::move(copy));
+    } else {
+      reset(o.from_);
+    }
+    return *this;
+  }
+  NodeShape& operator=(NodeShape&& o) noexcept {
+    if (this == &o) return *this;
+    if (o.from_ < 0) set_own(std::move(o.own_));
+    else reset(o.from_);
+    return *this;
+  }
+  ~NodeShape() { reset(0); }
+
   // The shape, given the same operands' shapes (in the same order) again.
   template <class... S>
   const Shape& get(const S&... operand_shapes) const {
@@ -106,8 +134,20 @@ class NodeShape {
   }
 
  private:
-  Shape own_;
-  int from_ = -1;
+  void reset(int from) noexcept {
+    if (from_ < 0) own_.~Shape();
+    from_ = from;
+  }
+  void set_own(Shape&& s) noexcept {
+    reset(-1);
+    new (&own_) Shape(std::move(s));
+  }
+  // A shape of its own exists only when no operand has the node's shape
+  // (from_ < 0): otherwise building and destroying it would cost every node.
+  union {
+    Shape own_;
+  };
+  int from_ = 0;
 };
 
 // Checks that `from` broadcasts to exactly `to` (in-place ops, expand).

@@ -46,7 +46,7 @@ class StorageImpl {
   // than a tiny op's arithmetic, and two threads writing the same storage at
   // once are racing on its data anyway (the counter still moves).
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  [[gnu::always_inline]] void bump_version() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
  private:
   void release() {

@@ -331,10 +331,12 @@ class Tensor : public ExprBase<Tensor<T>> {
 
   // ----- expression interface ------------------------------------------------
   template <class F>
-  void for_each_leaf(F&& f) const { f(*this); }
+  [[gnu::always_inline]] void for_each_leaf(F&& f) const { f(*this); }
   // Always inlined: the contiguous case is a few instructions, and every
   // leaf of every evaluation asks for it.
   [[gnu::always_inline]] detail::TensorEval<T> evaluator(const detail::Plan& p) const;
+  // The same for assign's fast path: one row, checked as it is built.
+  [[gnu::always_inline]] detail::TensorEval<T> evaluator(const detail::LinearProbe& p) const;
   // The strides of a leaf that is not laid out like the output (out of
   // line: the contiguous case above is what tiny ops need inlined).
   [[gnu::noinline]] void set_strided_evaluator(const detail::Plan& p, detail::TensorEval<T>& e) const;
@@ -414,6 +416,26 @@ inline detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
     return e;
   }
   set_strided_evaluator(p, e);
+  return e;
+}
+
+template <class T>
+inline detail::TensorEval<T> Tensor<T>::evaluator(const detail::LinearProbe& p) const {
+  const TensorImpl& t = impl();
+  const bool one = t.numel == 1;
+  const bool linear = one || (t.numel == p.n && t.contiguous);
+  // Sharing dst's storage is fine only under dst's own mapping (x += x).
+  const bool unaliased =
+      t.storage.get() != p.dst_storage || (!one && sizeof(T) == p.dst_itemsize && t.offset == p.dst_offset);
+  const bool fits = static_cast<std::size_t>(t.offset + t.numel) * sizeof(T) <= t.storage->nbytes();
+  p.ok = p.ok && linear && unaliased && fits;
+  detail::TensorEval<T> e;  // st beyond ndim stays unset
+  // No pointer arithmetic past a storage too small (maybe null) for it.
+  e.base = fits ? static_cast<const T*>(t.storage->data()) + t.offset : nullptr;
+  e.ptr = e.base;
+  e.ndim = 1;
+  e.st[0] = one ? 0 : 1;
+  e.inner = e.st[0];
   return e;
 }
 

@@ -40,6 +40,30 @@ TEST_CASE("the identical mapping runs in place") {
   CHECK(detail::needs_temporary(x.slice(0, 1, 5), x.slice(0, 0, 4)) == true);
 }
 
+TEST_CASE("the one-row fast path leaves to the general path every leaf it cannot take") {
+  // One element of dst's own storage, broadcast: overwritten first, so it
+  // must be read through a temporary (a wrong fast path gives 2, 4, 6, ...).
+  auto x = arange<float>(1.f, 6.f);
+  x.copy_(x.select(0, 0) + x);
+  CHECK(x.to_vector() == std::vector<float>{2, 3, 4, 5, 6});
+  // The element count of dst, but strided.
+  auto m = arange<float>(0.f, 4.f).reshape({2, 2});
+  auto out = empty({2, 2});
+  out.copy_(m.t() + 0.f);
+  CHECK(out.to_vector() == std::vector<float>{0, 2, 1, 3});
+  // A contiguous leaf of dst's storage at another offset, and dst's own
+  // elements as a leaf (the identical mapping, which stays in place).
+  auto y = arange<float>(0.f, 8.f);
+  y.narrow(0, 0, 4).copy_(y.narrow(0, 4, 4) + y.narrow(0, 0, 4));
+  CHECK(y.to_vector() == std::vector<float>{4, 6, 8, 10, 4, 5, 6, 7});
+  // A leaf whose storage was resized away is an error, not a read.
+  auto z = arange<float>(0.f, 3.f);
+  auto w = zeros({3});
+  z.storage()->resize_(0);
+  CHECK_THROWS_AS(w.copy_(z * 2.f), Error);
+  CHECK(w.to_vector() == std::vector<float>{0, 0, 0});
+}
+
 TEST_CASE("in-place ops broadcast the source but never change the destination's shape") {
   auto x = zeros({2, 3});
   x += arange<float>(0.f, 3.f);

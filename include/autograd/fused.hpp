@@ -222,8 +222,9 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
   OneLeaf(Fn f, Tensor<L> x) : fn(std::move(f)), leaf(std::move(x)) {}
   const Shape& sizes() const { return fn.sizes(); }
   template <class F>
-  void for_each_leaf(F&& f) const { f(leaf); }
-  auto evaluator(const Plan& p) const {
+  [[gnu::always_inline]] void for_each_leaf(F&& f) const { f(leaf); }
+  template <class P>
+  auto evaluator(const P& p) const {
     return OneLeafEval<decltype(fn.evaluator(p)), L>{leaf.evaluator(p), fn.evaluator(p)};
   }
 };
@@ -241,7 +242,7 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
 template <class E>
 auto recorded_per_op(const E& e);
 template <class E>
-bool records(const E& e);
+[[gnu::always_inline]] inline bool records(const E& e);
 }  // namespace tsr::detail
 namespace tsr::autograd {
 template <class E, bool Fused>
@@ -641,13 +642,24 @@ class FullReductionNode final : public TypedNode<Out> {
 
 namespace tsr::detail {
 
-// True when materializing e must record a node.
-template <class E>
-bool records(const E& e) {
-  if (!grad_mode_flag()) return false;
+// The leaf visitor of records(): a named type, not a lambda, so that it can
+// be marked always_inline (GCC left a lambda here as a call per leaf).
+struct AnyLeafRequiresGrad {
   bool any = false;
-  e.for_each_leaf([&](const auto& leaf) { any = any || requires_grad(leaf); });
-  return any;
+  template <class L>
+  [[gnu::always_inline]] void operator()(const L& leaf) {
+    any = any || requires_grad(leaf);
+  }
+};
+
+// True when materializing e must record a node. Always inlined: every
+// evaluation asks, and the usual answer takes a few loads per leaf.
+template <class E>
+[[gnu::always_inline]] inline bool records(const E& e) {
+  if (!grad_mode_flag()) return false;
+  AnyLeafRequiresGrad visit;
+  e.for_each_leaf(visit);
+  return visit.any;
 }
 
 template <class T, class E>

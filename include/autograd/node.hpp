@@ -224,10 +224,11 @@ template <class T>
   return impl.autograd && impl.autograd->requires_grad;
 }
 
-// Inlined: every evaluation asks this of every leaf, and nearly every
-// answer is "no autograd state at all".
+// Always inlined: every evaluation asks this of every leaf, and nearly
+// every answer is "no autograd state at all" (GCC kept it out of line,
+// a call per leaf on every in-place write).
 template <class T>
-bool requires_grad(const Tensor<T>& t) {
+[[gnu::always_inline]] inline bool requires_grad(const Tensor<T>& t) {
   const TensorImpl* impl = t.impl_ptr().get();
   if (!impl) return false;
   if (impl->view_base) [[unlikely]]

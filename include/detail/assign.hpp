@@ -189,10 +189,12 @@ void assign_general(const Tensor<T>& dst, const E& src, bool in_place);
 // dst[...] = src, broadcasting src to dst's shape (which never changes).
 //
 // The common case costs a few dozen nanoseconds over the arithmetic: a job
-// of one tile where dst and every leaf are contiguous of dst's shape
-// (all_linear) and none overlaps dst differently is one row on this thread,
-// with no plan to build and no stride check. Everything else goes through
-// assign_general, kept out of line so that this path inlines well.
+// of one tile where dst and every leaf are contiguous of dst's shape and
+// none overlaps dst differently is one row on this thread, with no plan to
+// build. The leaves check that while their evaluators are built
+// (LinearProbe), in the one walk over the tree that evaluation needs
+// anyway. Everything else goes through assign_general, kept out of line so
+// that this path inlines well.
 //
 // `in_place`: the write changes an existing tensor, so its storage version
 // moves (autograd checks it). It moves once the checks have passed and
@@ -202,11 +204,17 @@ void assign_general(const Tensor<T>& dst, const E& src, bool in_place);
 template <class T, class E>
 void assign(const Tensor<T>& dst, const E& src, bool in_place) {
   if (!(src.sizes() == dst.sizes())) check_assign_shape(dst.sizes(), src.sizes());
-  const int64_t n = dst.numel();
-  if (n > 0 && n <= kTile && all_linear(dst, src) && !needs_temporary(dst, src)) {
-    if (in_place) dst.storage()->bump_version();
-    write_row(dst.data_ptr(), 1, src.evaluator(Plan::linear(static_cast<int>(dst.dim()), n)), n);
-    return;
+  const TensorImpl& d = *dst.impl_ptr();
+  const int64_t n = d.numel;
+  if (n > 0 && n <= kTile && d.contiguous) {
+    const LinearProbe probe{n, d.storage.get(), d.offset, sizeof(T)};
+    const auto ev = src.evaluator(probe);
+    if (probe.ok) {
+      T* const out = dst.data_ptr();
+      if (in_place) d.storage->bump_version();
+      write_row(out, 1, ev, n);
+      return;
+    }
   }
   assign_general(dst, src, in_place);
 }

@@ -96,4 +96,21 @@ struct Plan {
   }
 };
 
+// Stands in for a Plan when assign tries its fast path (one row of n
+// elements on this thread): each tensor leaf builds its linear evaluator
+// and clears `ok` if it cannot take part, that is when it is neither
+// contiguous with the output's element count nor a single element, when
+// its storage is too small for it, or when it shares the destination's
+// storage (`dst_storage`) under any other element mapping than the
+// destination's own. Checking while building saves a walk over the leaves
+// per check, which tiny ops feel. When `ok` ends false the evaluator is
+// dropped and the general path runs (and reports any error).
+struct LinearProbe {
+  int64_t n;
+  const void* dst_storage;
+  int64_t dst_offset;         // in elements of dst's type,
+  std::size_t dst_itemsize;   // which is this many bytes
+  mutable bool ok = true;
+};
+
 }  // namespace tsr::detail
