@@ -1,7 +1,7 @@
 // Shape and Strides, dimension wrapping and broadcasting of shapes.
 #pragma once
 #include <cstdint>
-#include <new>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -85,7 +85,7 @@ class NodeShape {
   [[gnu::always_inline]] NodeShape(const Shape& a, const Shape& b) {
     if (&a == &b || b.empty() || a == b) from_ = 0;
     else if (a.empty()) from_ = 1;
-    else set_own(broadcast_shapes(a, b));
+    else own_ = broadcast_shapes(a, b);
   }
   template <class... S>
   explicit NodeShape(const S&... operand_shapes) {
@@ -100,54 +100,20 @@ class NodeShape {
     }
     Shape own = *shapes[0];
     for (const Shape* s : shapes) own = broadcast_shapes(own, *s);
-    set_own(std::move(own));
+    own_ = std::move(own);
   }
-  NodeShape(const NodeShape& o) : from_(o.from_) {
-    if (from_ < 0) new (&own_) Shape(o.own_);
-  }
-  NodeShape(NodeShape&& o) noexcept : from_(o.from_) {
-    if (from_ < 0) new (&own_) Shape(std::move(o.own_));
-  }
-  NodeShape& operator=(const NodeShape& o) {
-    if (this == &o) return *this;
-    if (o.from_ < 0) {
-      Shape copy = o.own_;  // may throw: before anything changes
-      set_own(std::move(copy));
-    } else {
-      reset(o.from_);
-    }
-    return *this;
-  }
-  NodeShape& operator=(NodeShape&& o) noexcept {
-    if (this == &o) return *this;
-    if (o.from_ < 0) set_own(std::move(o.own_));
-    else reset(o.from_);
-    return *this;
-  }
-  ~NodeShape() { reset(0); }
-
   // The shape, given the same operands' shapes (in the same order) again.
   template <class... S>
   const Shape& get(const S&... operand_shapes) const {
     const Shape* shapes[] = {&operand_shapes...};
-    return from_ < 0 ? own_ : *shapes[from_];
+    return own_ ? *own_ : *shapes[from_];
   }
 
  private:
-  void reset(int from) noexcept {
-    if (from_ < 0) own_.~Shape();
-    from_ = from;
-  }
-  void set_own(Shape&& s) noexcept {
-    reset(-1);
-    new (&own_) Shape(std::move(s));
-  }
-  // A shape of its own exists only when no operand has the node's shape
-  // (from_ < 0): otherwise building and destroying it would cost every node.
-  union {
-    Shape own_;
-  };
-  int from_ = 0;
+  // Engaged only when no operand has the node's shape: an empty Shape
+  // built and destroyed with every node would cost tiny ops.
+  std::optional<Shape> own_;
+  int from_ = 0;  // the operand whose shape is the node's, when own_ is empty
 };
 
 // Checks that `from` broadcasts to exactly `to` (in-place ops, expand).

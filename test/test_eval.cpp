@@ -56,6 +56,12 @@ TEST_CASE("the one-row fast path leaves to the general path every leaf it cannot
   auto y = arange<float>(0.f, 8.f);
   y.narrow(0, 0, 4).copy_(y.narrow(0, 4, 4) + y.narrow(0, 0, 4));
   CHECK(y.to_vector() == std::vector<float>{4, 6, 8, 10, 4, 5, 6, 7});
+  // The same with the leaf overlapping dst one element behind: each
+  // element would read its left neighbour already overwritten (3, 6, 10, 15
+  // instead of 3, 5, 7, 9).
+  auto v = arange<float>(1.f, 9.f);
+  v.narrow(0, 1, 4).copy_(v.narrow(0, 0, 4) + v.narrow(0, 1, 4));
+  CHECK(v.to_vector() == std::vector<float>{1, 3, 5, 7, 9, 6, 7, 8});
   // A leaf whose storage was resized away is an error, not a read.
   auto z = arange<float>(0.f, 3.f);
   auto w = zeros({3});
