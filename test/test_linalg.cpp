@@ -22,6 +22,30 @@ Tensor<double> reference_mm(const Tensor<T>& a, const Tensor<T>& b) {
   return out;
 }
 
+// got and PyTorch's want are each within the documented bound of a k-term
+// float dot product, k * eps * sum |a_i b_i| (docs/linalg.md), of the exact
+// product; so they are within twice that of each other. The sum of |a_i b_i|
+// is |a| @ |b|, in double. (Fixed tolerances failed for K = 300 on AVX-512,
+// where the accumulation order differs from PyTorch's.)
+void check_within_gemm_bound(const Tensor<float>& a, const Tensor<float>& b, const Tensor<double>& want,
+                             const std::string& what) {
+  INFO(what);
+  const int64_t k = a.size(-1);
+  const Tensor<double> got = cast<double>(matmul(a, b));
+  const Tensor<double> bound = matmul(Tensor<double>(abs(cast<double>(a))), Tensor<double>(abs(cast<double>(b))));
+  REQUIRE(got.sizes() == want.sizes());
+  const double eps = std::ldexp(1.0, -24);
+  const auto g = got.to_vector(), w = want.to_vector(), s = bound.to_vector();
+  int bad = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const bool ok = (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
+                    std::abs(g[i] - w[i]) <= 2.0 * static_cast<double>(k) * eps * s[i];
+    if (!ok && bad++ == 0) FAIL_CHECK("element " << i << ": got " << g[i] << ", PyTorch " << w[i] << ", bound "
+                                                 << 2.0 * static_cast<double>(k) * eps * s[i]);
+  }
+  CHECK(bad == 0);
+}
+
 }  // namespace
 
 TEST_CASE("matmul matches PyTorch on every rank combination") {
@@ -29,7 +53,7 @@ TEST_CASE("matmul matches PyTorch on every rank combination") {
                            "empty_k", "empty_m", "empty_batch", "special"}) {
     const std::string base = std::string("la_") + name;
     const auto a = test::golden<float>(base + "_a"), b = test::golden<float>(base + "_b");
-    check_close(matmul(a, b), test::golden(base + "_out"), 1e-5, 1e-5, base);
+    check_within_gemm_bound(a, b, test::golden(base + "_out"), base);
   }
   const auto a = test::golden<double>("la_f64_a"), b = test::golden<double>("la_f64_b");
   check_close(matmul(a, b), test::golden("la_f64_out"), 1e-13, 1e-13, "double");
