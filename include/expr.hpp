@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <xsimd/xsimd.hpp>
+
 #include "detail/convert.hpp"
 #include "detail/plan.hpp"
 #include "dtype.hpp"
@@ -145,6 +147,32 @@ B pure_apply(Op op, B x) {
   return B(pure_apply_raw<Op, B>(op, x.data));
 }
 
+// An op on scalars gives exactly the bits it gives in a SIMD lane: an op
+// with a batch form computes float and double scalars through that form (a
+// broadcast batch, lane 0). So an element's value never depends on whether
+// it fell in a vector body, a tail or a strided row, and a backward that
+// recomputes a value gets the forward's bits (the gradient of max compares
+// them with the saved result). Batch forms are lane-pure for the same
+// reason: a lane's result depends on that lane's inputs only. nvcc's device
+// pass has only the scalar form, and device code recomputes on the device.
+//
+// Ops whose scalar form is already bit for bit a lane of the batch form
+// (IEEE arithmetic, selects, rounding, std:: calls lane by lane) say so with
+// `static constexpr bool scalar_is_lane = true` and skip the detour, which
+// costs compile time (every scalar path would instantiate the batch form).
+template <class Op>
+inline constexpr bool scalar_is_lane_v = requires { requires Op::scalar_is_lane; };
+
+template <class Op, class V, class... Vs>
+TSR_HOST_DEVICE inline auto apply_op(const Op& op, V x, Vs... xs) {
+#if !defined(__CUDA_ARCH__)
+  if constexpr (Op::simd && !scalar_is_lane_v<Op> && is_simd_type_v<V> && (std::is_same_v<V, Vs> && ...))
+    return op(xsimd::batch<V>(x), xsimd::batch<V>(xs)...).get(0);
+  else
+#endif
+    return op(x, xs...);
+}
+
 template <class Op, class In, class Out, class A>
 struct UnaryEval {
   using value_type = Out;
@@ -154,14 +182,14 @@ struct UnaryEval {
   [[no_unique_address]] Op op;
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { a.set_row(idx, nd); }
   TSR_HOST_DEVICE Out operator[](int64_t i) const {
-    return convert<Out>(op(convert<acc_t<In>>(a[i])));
+    return convert<Out>(apply_op(op, convert<acc_t<In>>(a[i])));
   }
   template <class B>
   B batch(int64_t i) const { return op(a.template batch<B>(i)); }
   template <class B>
   B batch_contig(int64_t i) const { return op(a.template batch_contig<B>(i)); }
   template <class X>
-  TSR_HOST_DEVICE Out at(X x) const { return convert<Out>(op(convert<acc_t<In>>(a.at(x)))); }
+  TSR_HOST_DEVICE Out at(X x) const { return convert<Out>(apply_op(op, convert<acc_t<In>>(a.at(x)))); }
   template <class B, class X>
   B at_batch(X x) const {
     if constexpr (std::is_base_of_v<FloatOp, Op>) return pure_apply(op, a.template at_batch<B>(x));
@@ -185,7 +213,7 @@ struct BinaryEval {
     b.set_row(idx, nd);
   }
   TSR_HOST_DEVICE Out operator[](int64_t i) const {
-    return convert<Out>(op(convert<acc_t<In>>(a[i]), convert<acc_t<In>>(b[i])));
+    return convert<Out>(apply_op(op, convert<acc_t<In>>(a[i]), convert<acc_t<In>>(b[i])));
   }
   template <class V>
   V batch(int64_t i) const { return op(a.template batch<V>(i), b.template batch<V>(i)); }
@@ -193,7 +221,7 @@ struct BinaryEval {
   V batch_contig(int64_t i) const { return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i)); }
   template <class X>
   TSR_HOST_DEVICE Out at(X x) const {
-    return convert<Out>(op(convert<acc_t<In>>(a.at(x)), convert<acc_t<In>>(b.at(x))));
+    return convert<Out>(apply_op(op, convert<acc_t<In>>(a.at(x)), convert<acc_t<In>>(b.at(x))));
   }
   template <class V, class X>
   V at_batch(X x) const { return op(a.template at_batch<V>(x), b.template at_batch<V>(x)); }
@@ -222,7 +250,7 @@ struct TernaryEval {
     c.set_row(idx, nd);
   }
   TSR_HOST_DEVICE Out operator[](int64_t i) const {
-    return convert<Out>(op(convert<acc_t<TA>>(a[i]), convert<acc_t<TB>>(b[i]), convert<acc_t<TC>>(c[i])));
+    return convert<Out>(apply_op(op, convert<acc_t<TA>>(a[i]), convert<acc_t<TB>>(b[i]), convert<acc_t<TC>>(c[i])));
   }
   template <class V>
   V batch(int64_t i) const {
@@ -234,7 +262,8 @@ struct TernaryEval {
   }
   template <class X>
   TSR_HOST_DEVICE Out at(X x) const {
-    return convert<Out>(op(convert<acc_t<TA>>(a.at(x)), convert<acc_t<TB>>(b.at(x)), convert<acc_t<TC>>(c.at(x))));
+    return convert<Out>(
+        apply_op(op, convert<acc_t<TA>>(a.at(x)), convert<acc_t<TB>>(b.at(x)), convert<acc_t<TC>>(c.at(x))));
   }
   template <class V, class X>
   V at_batch(X x) const {

@@ -84,6 +84,23 @@ inline xsimd::batch<T, A> per_lane3(const xsimd::batch<T, A>& x, const xsimd::ba
 template <class T, class F>
 TSR_HOST_DEVICE inline T per_lane3(T x, T y, T z, F&& f) { return f(x, y, z); }
 
+// r, with the lanes marked in `by_std` computed by the C library instead,
+// one by one: the lanes where an xsimd form is wrong or would depend on its
+// neighbours (see log_like, trig_by_lane and the exp family below).
+template <class T, class A, class F>
+inline xsimd::batch<T, A> lanes_from_std(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& r,
+                                         const xsimd::batch_bool<T, A>& by_std, F&& scalar_form) {
+  if (xsimd::any(by_std)) [[unlikely]] return xsimd::select(by_std, per_lane(x, scalar_form), r);
+  return r;
+}
+// xsimd's exp and exp2 flush results below
+// the smallest normal number to zero: lanes below these arguments, whose
+// result is subnormal, go through the C library.
+template <class T>
+inline constexpr T kExpNormalMin = std::is_same_v<T, float> ? T(-87.3) : T(-708.3);
+template <class T>
+inline constexpr T kExp2NormalMin = std::is_same_v<T, float> ? T(-126) : T(-1022);
+
 // fmod, exact: xsimd's a - b * trunc(a / b) overflows and mishandles
 // infinite divisors, so lanes go through std::fmod.
 template <class V>
@@ -94,22 +111,80 @@ TSR_HOST_DEVICE inline V fmod_(V a, V b) {
 // xsimd's logarithms mishandle subnormal doubles: those lanes go through std::.
 template <class T, class A, class G, class F>
 inline xsimd::batch<T, A> log_like(const xsimd::batch<T, A>& x, G&& simd_form, F&& scalar_form) {
-  if (xsimd::any((x < std::numeric_limits<T>::min()) & (x > T(0)))) return per_lane(x, scalar_form);
-  return simd_form(x);
+  return lanes_from_std(x, simd_form(x), (x < std::numeric_limits<T>::min()) & (x > T(0)), scalar_form);
+}
+
+// xsimd's sin, cos and tan choose one argument reduction for the whole
+// batch from its largest lane, so a lane's result would depend on its
+// neighbours (and a value would differ between a vector body and a tail).
+// Up to 20 pi its reductions agree lane by lane; lanes beyond (and inf/nan)
+// go through the C library in double, one by one.
+template <class T, class A, class G, class F>
+inline xsimd::batch<T, A> trig_by_lane(const xsimd::batch<T, A>& x, G&& simd_form, F&& scalar_form) {
+  using B = xsimd::batch<T, A>;
+  const auto far = !(xsimd::abs(x) <= B(T(62.83185307179586)));
+  if (!xsimd::any(far)) [[likely]] return simd_form(x);
+  return lanes_from_std(x, simd_form(xsimd::select(far, B(T(0)), x)), far, scalar_form);
 }
 template <class T, class G, class F>
 TSR_HOST_DEVICE inline T log_like(T x, G&&, F&& scalar_form) { return scalar_form(x); }
 
-// erf/erfc: xsimd's float forms are accurate once the argument is clamped
-// where the result saturates (it returns NaN for huge arguments); its double
-// forms lose up to 1e-8 relative in the tails, so doubles use std:: per lane.
+// x clamped to [lo, hi] by selects, which let NaN through (xsimd's min and
+// max would turn it into a bound).
+template <class V>
+TSR_HOST_DEVICE inline V clamp_keep_nan(V x, V lo, V hi) {
+  return select(x < lo, lo, select(x > hi, hi, x));
+}
+
+// f on the lanes of a float batch, computed in double batches of the same
+// architecture (twice as many of half the width).
+template <class A, class F>
+inline xsimd::batch<float, A> in_double(const xsimd::batch<float, A>& x, F&& f) {
+  using BF = xsimd::batch<float, A>;
+  using BD = xsimd::batch<double, A>;
+  alignas(64) float v[BF::size];
+  alignas(64) double d[BF::size];
+  x.store_aligned(v);
+  for (std::size_t i = 0; i < BF::size; ++i) d[i] = v[i];
+  for (std::size_t i = 0; i < BF::size; i += BD::size) f(BD::load_aligned(d + i)).store_aligned(d + i);
+  for (std::size_t i = 0; i < BF::size; ++i) v[i] = static_cast<float>(d[i]);
+  return BF::load_aligned(v);
+}
+template <class A, class F>
+inline xsimd::batch<float, A> in_double(const xsimd::batch<float, A>& x, const xsimd::batch<float, A>& y, F&& f) {
+  using BF = xsimd::batch<float, A>;
+  using BD = xsimd::batch<double, A>;
+  alignas(64) float u[BF::size], w[BF::size];
+  alignas(64) double d[BF::size], e[BF::size];
+  x.store_aligned(u);
+  y.store_aligned(w);
+  for (std::size_t i = 0; i < BF::size; ++i) d[i] = u[i], e[i] = w[i];
+  for (std::size_t i = 0; i < BF::size; i += BD::size)
+    f(BD::load_aligned(d + i), BD::load_aligned(e + i)).store_aligned(d + i);
+  for (std::size_t i = 0; i < BF::size; ++i) u[i] = static_cast<float>(d[i]);
+  return BF::load_aligned(u);
+}
+
+// xsimd's double erf/erfc, clamped where they saturate: within 1e-8
+// relative, ample for a float result (clamp_keep_nan lets NaN through).
+template <class B>
+inline B erf_for_float(B x) {
+  return xsimd::erf(clamp_keep_nan(x, B(-6.0), B(6.0)));
+}
+template <class B>
+inline B erfc_for_float(B x) {
+  return xsimd::erfc(clamp_keep_nan(x, B(-10.0), B(27.0)));
+}
+// erf/erfc: xsimd's float erf is accurate once the argument is clamped where
+// the result saturates (it returns NaN for huge arguments); its double forms
+// lose up to 1e-8 relative in the tails, so doubles use std:: per lane.
 template <class V>
 TSR_HOST_DEVICE inline V erf_(V x) {
   if constexpr (std::is_same_v<lane_t<V>, double>) {
     return per_lane(x, [](auto v) { return decltype(v)(std::erf(v)); });
   } else {
     using std::erf;
-    return erf(select(x > V(6), V(6), select(x < V(-6), V(-6), x)));
+    return erf(clamp_keep_nan(x, V(-6), V(6)));
   }
 }
 template <class V>
@@ -117,8 +192,10 @@ TSR_HOST_DEVICE inline V erfc_(V x) {
   if constexpr (std::is_same_v<lane_t<V>, double>) {
     return per_lane(x, [](auto v) { return decltype(v)(std::erfc(v)); });
   } else {
-    using std::erfc;
-    return erfc(select(x > V(12), V(12), select(x < V(-10), V(-10), x)));
+    // xsimd's float erfc is 5 to 70 ulps off (and flushes results below
+    // 1.2e-38 to 0): float batches compute in double batches.
+    if constexpr (std::is_arithmetic_v<V>) return std::erfc(x);
+    else return in_double(x, [](auto d) { return erfc_for_float(d); });
   }
 }
 
@@ -133,7 +210,40 @@ inline xsimd::batch<float, A> cos(const xsimd::batch<float, A>& x) { return deta
 // 0.6x), and tanh 4.3x (inlined, 2.6x: xsimd computes tanh through exp and
 // a division, Eigen with a rational approximation of a few ulp).
 template <class A>
-[[gnu::flatten]] inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& x) { return xsimd::exp(x); }
+inline xsimd::batch<double, A> exp(const xsimd::batch<double, A>& x) {
+  return lanes_from_std(x, xsimd::exp(x), x < kExpNormalMin<double>, [](double v) { return std::exp(v); });
+}
+template <class A>
+inline xsimd::batch<float, A> exp2(const xsimd::batch<float, A>& x) {
+  return lanes_from_std(x, xsimd::exp2(x), x < kExp2NormalMin<float>, [](float v) { return std::exp2(v); });
+}
+template <class A>
+inline xsimd::batch<double, A> exp2(const xsimd::batch<double, A>& x) {
+  return lanes_from_std(x, xsimd::exp2(x), x < kExp2NormalMin<double>, [](double v) { return std::exp2(v); });
+}
+
+// Double sin and cos, and tan: xsimd's, lane by lane beyond 20 pi (trig_by_lane).
+template <class A>
+inline xsimd::batch<double, A> sin(const xsimd::batch<double, A>& x) {
+  return trig_by_lane(x, [](const auto& v) { return xsimd::sin(v); }, [](double v) { return std::sin(v); });
+}
+template <class A>
+inline xsimd::batch<double, A> cos(const xsimd::batch<double, A>& x) {
+  return trig_by_lane(x, [](const auto& v) { return xsimd::cos(v); }, [](double v) { return std::cos(v); });
+}
+template <class A>
+inline xsimd::batch<double, A> tan(const xsimd::batch<double, A>& x) {
+  return trig_by_lane(x, [](const auto& v) { return xsimd::tan(v); }, [](double v) { return std::tan(v); });
+}
+template <class A>
+inline xsimd::batch<float, A> tan(const xsimd::batch<float, A>& x) {
+  return trig_by_lane(x, [](const auto& v) { return xsimd::tan(v); },
+                      [](float v) { return static_cast<float>(std::tan(static_cast<double>(v))); });
+}
+template <class A>
+[[gnu::flatten]] inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& x) {
+  return lanes_from_std(x, xsimd::exp(x), x < kExpNormalMin<float>, [](float v) { return std::exp(v); });
+}
 template <class A>
 [[gnu::flatten]] inline xsimd::batch<float, A> tanh(const xsimd::batch<float, A>& x) { return xsimd::tanh(x); }
 }  // namespace m
@@ -142,16 +252,19 @@ template <class A>
 struct Add : SameTypeOp {
   static constexpr const char* name = "add";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const { return a + b; }
 };
 struct Sub : SameTypeOp {
   static constexpr const char* name = "sub";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const { return a - b; }
 };
 struct Mul : SameTypeOp {
   static constexpr const char* name = "mul";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
     if constexpr (std::is_same_v<V, bool>) return a && b;
     else return a * b;
@@ -161,6 +274,7 @@ struct Mul : SameTypeOp {
 struct Div : FloatOp {
   static constexpr const char* name = "div";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const { return a / b; }
 };
 // Python's %: the result takes the divisor's sign. Integer x % 0 gives 0
@@ -168,6 +282,7 @@ struct Div : FloatOp {
 struct Remainder : SameTypeOp {
   static constexpr const char* name = "remainder";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
     if constexpr (std::is_integral_v<V>) {
       if (b == 0) return V(0);
@@ -185,6 +300,7 @@ struct Remainder : SameTypeOp {
 struct Fmod : SameTypeOp {
   static constexpr const char* name = "fmod";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
     if constexpr (std::is_integral_v<V>) {
       return (b == 0 || b == -1) ? V(0) : V(a % b);
@@ -217,11 +333,13 @@ struct FloorDivide : SameTypeOp {
 struct Neg : SameTypeOp {
   static constexpr const char* name = "neg";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a) const { return -a; }
 };
 struct Abs : SameTypeOp {
   static constexpr const char* name = "abs";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a) const {
     if constexpr (std::is_same_v<V, bool>) return a;
     else {
@@ -233,6 +351,7 @@ struct Abs : SameTypeOp {
 struct Sign : SameTypeOp {
   static constexpr const char* name = "sign";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a) const {
     if constexpr (std::is_same_v<V, bool>) return a;
     else {
@@ -244,11 +363,13 @@ struct Sign : SameTypeOp {
 struct Square : SameTypeOp {
   static constexpr const char* name = "square";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a) const { return a * a; }
 };
 struct Reciprocal : FloatOp {
   static constexpr const char* name = "reciprocal";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a) const { return V(1) / a; }
 };
 
@@ -265,8 +386,6 @@ struct Reciprocal : FloatOp {
   };
 // (One macro for ~30 one-line structs keeps the table readable; each line is
 // the whole op.)
-TSR_FLOAT_FN(Sqrt, "sqrt", sqrt(x))
-TSR_FLOAT_FN(Rsqrt, "rsqrt", V(1) / sqrt(x))
 TSR_FLOAT_FN(Exp, "exp", exp(x))
 TSR_FLOAT_FN(Exp2, "exp2", exp2(x))
 TSR_FLOAT_FN(Expm1, "expm1", expm1(x))
@@ -293,6 +412,25 @@ TSR_FLOAT_FN(Silu, "silu", x / (V(1) + exp(-x)))
 // softplus with beta = 1, threshold = 20, as torch.nn.functional.softplus.
 TSR_FLOAT_FN(Softplus, "softplus", select(x > V(20), x, log1p(exp(x))))
 #undef TSR_FLOAT_FN
+// Correctly rounded in both forms.
+struct Sqrt : FloatOp {
+  static constexpr const char* name = "sqrt";
+  static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
+  template <class V> TSR_HOST_DEVICE V operator()(V x) const {
+    using namespace m;
+    return sqrt(x);
+  }
+};
+struct Rsqrt : FloatOp {
+  static constexpr const char* name = "rsqrt";
+  static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
+  template <class V> TSR_HOST_DEVICE V operator()(V x) const {
+    using namespace m;
+    return V(1) / sqrt(x);
+  }
+};
 
 // gelu, exact or with the tanh approximation. Written without PyTorch's
 // 1 + erf(...) and 1 + tanh(...), which cancel catastrophically for negative
@@ -314,6 +452,7 @@ struct Gelu : FloatOp {
 struct Atan2 : FloatOp {
   static constexpr const char* name = "atan2";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
     // xsimd's atan2 gives NaN at (0, 0): std:: lane by lane.
     return m::per_lane2(a, b, [](auto u, auto w) { return decltype(u)(std::atan2(u, w)); });
@@ -325,6 +464,7 @@ struct Atan2 : FloatOp {
   struct Name : SameTypeOp {                                                  \
     static constexpr const char* name = str;                                  \
     static constexpr bool simd = true;                                        \
+    static constexpr bool scalar_is_lane = true;                              \
     template <class V> TSR_HOST_DEVICE V operator()(V x) const {              \
       if constexpr (std::is_integral_v<V>) return x;                          \
       else {                                                                  \
@@ -342,6 +482,7 @@ TSR_ROUND_FN(Trunc, "trunc", trunc(x))
 struct Frac : SameTypeOp {
   static constexpr const char* name = "frac";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V x) const {
     static_assert(!std::is_integral_v<V>, "frac expects a floating-point tensor (PyTorch rejects integer tensors too)");
     using namespace m;
@@ -353,6 +494,7 @@ struct Frac : SameTypeOp {
 struct Relu : SameTypeOp {
   static constexpr const char* name = "relu";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V x) const {
     using namespace m;
     return select(x > V(0), x, select(is_nan(x), x, V(0)));
@@ -362,6 +504,7 @@ struct Relu : SameTypeOp {
 struct Maximum : SameTypeOp {
   static constexpr const char* name = "maximum";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
     using namespace m;
     if constexpr (std::is_integral_v<V>) return a > b ? a : b;
@@ -371,6 +514,7 @@ struct Maximum : SameTypeOp {
 struct Minimum : SameTypeOp {
   static constexpr const char* name = "minimum";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
     using namespace m;
     if constexpr (std::is_integral_v<V>) return a < b ? a : b;
@@ -386,6 +530,7 @@ struct Promote3 {
 struct Clamp : Promote3 {
   static constexpr const char* name = "clamp";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V x, V lo, V hi) const {
     using namespace m;
     if constexpr (std::is_integral_v<V>) {
@@ -402,6 +547,7 @@ struct Lerp {
   using arg_t = floating_t<promote_t<promote_t<A, B>, C>>;
   static constexpr const char* name = "lerp";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   // PyTorch's formula, with its fused multiply-adds (so results match it
   // bit for bit whatever the compiler's contraction setting).
   // (xsimd 8's AVX-512 fma is not fused, hence std::fma lane by lane.)
@@ -425,6 +571,7 @@ struct Where {
 struct Pow : SameTypeOp {
   static constexpr const char* name = "pow";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
     if constexpr (std::is_same_v<V, bool>) {
       return a || !b;
@@ -446,6 +593,7 @@ struct Pow : SameTypeOp {
 struct PowScalar : FloatOp {
   static constexpr const char* name = "pow";
   static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
   double e;
   template <class V> TSR_HOST_DEVICE V operator()(V x) const {
     using namespace m;

@@ -22,57 +22,24 @@ namespace m {
 template <class V>
 inline constexpr bool is_batch_v = !std::is_arithmetic_v<V>;
 
-// f on the lanes of a float batch, computed in double batches of the same
-// architecture (twice as many of half the width).
-template <class A, class F>
-inline xsimd::batch<float, A> in_double(const xsimd::batch<float, A>& x, F&& f) {
-  using BF = xsimd::batch<float, A>;
-  using BD = xsimd::batch<double, A>;
-  alignas(64) float v[BF::size];
-  alignas(64) double d[BF::size];
-  x.store_aligned(v);
-  for (std::size_t i = 0; i < BF::size; ++i) d[i] = v[i];
-  for (std::size_t i = 0; i < BF::size; i += BD::size) f(BD::load_aligned(d + i)).store_aligned(d + i);
-  for (std::size_t i = 0; i < BF::size; ++i) v[i] = static_cast<float>(d[i]);
-  return BF::load_aligned(v);
-}
-template <class A, class F>
-inline xsimd::batch<float, A> in_double(const xsimd::batch<float, A>& x, const xsimd::batch<float, A>& y, F&& f) {
-  using BF = xsimd::batch<float, A>;
-  using BD = xsimd::batch<double, A>;
-  alignas(64) float u[BF::size], w[BF::size];
-  alignas(64) double d[BF::size], e[BF::size];
-  x.store_aligned(u);
-  y.store_aligned(w);
-  for (std::size_t i = 0; i < BF::size; ++i) d[i] = u[i], e[i] = w[i];
-  for (std::size_t i = 0; i < BF::size; i += BD::size)
-    f(BD::load_aligned(d + i), BD::load_aligned(e + i)).store_aligned(d + i);
-  for (std::size_t i = 0; i < BF::size; ++i) u[i] = static_cast<float>(d[i]);
-  return BF::load_aligned(u);
-}
-
-// xsimd's double erf/erfc, clamped where they saturate: within 1e-8
-// relative, ample for a float result.
-template <class B>
-inline B erf_for_float(B x) {
-  return xsimd::erf(xsimd::min(xsimd::max(x, B(-6.0)), B(6.0)));
-}
-template <class B>
-inline B erfc_for_float(B x) {
-  return xsimd::erfc(xsimd::min(xsimd::max(x, B(-10.0)), B(27.0)));
-}
 }  // namespace m
 
 template <class Fn>
 inline constexpr bool batch_in_float_v = requires { requires Fn::batch_in_float; };
 
-// Whether a float batch must take the double path although Fn's batch form
-// is good in float arithmetic: Fn::needs_double(x) where Fn has it (lanes
-// whose float result would be subnormal, which xsimd's float exp flushes).
-template <class Fn, class... B>
-bool float_batch_needs_double(const Fn& fn, const B&... x) {
-  if constexpr (requires { fn.needs_double(x...); }) return fn.needs_double(x...);
-  else return false;
+// A float batch of Fn, whose batch form is good in float arithmetic but for
+// the lanes Fn::double_lanes(x...) marks where Fn has it (lanes whose float
+// result would be subnormal, which xsimd's float exp flushes): those lanes
+// are computed in double batches. Lane by lane, so that a lane's result never
+// depends on its neighbours.
+template <class Fn, class B, class... Bs>
+B float_batch(const Fn& fn, const B& x, const Bs&... y) {
+  if constexpr (requires { fn.double_lanes(x, y...); }) {
+    const auto lanes = fn.double_lanes(x, y...);
+    if (xsimd::any(lanes))
+      return xsimd::select(lanes, m::in_double(x, y..., [&fn](auto... d) { return fn.batch(d...); }), fn.batch(x, y...));
+  }
+  return fn.batch(x, y...);
 }
 
 // One unary special function Fn as an op: Fn::eval(double) is the scalar
@@ -90,10 +57,8 @@ struct SpecialUnary : detail::FloatOp {
     if constexpr (!m::is_batch_v<V>) {
       return static_cast<V>(fn.eval(static_cast<double>(x)));
     } else if constexpr (std::is_same_v<m::lane_t<V>, float>) {
-      if constexpr (batch_in_float_v<Fn>) {
-        if (!float_batch_needs_double(fn, x)) return fn.batch(x);
-      }
-      return m::in_double(x, [this](auto d) { return fn.batch(d); });
+      if constexpr (batch_in_float_v<Fn>) return float_batch(fn, x);
+      else return m::in_double(x, [this](auto d) { return fn.batch(d); });
     } else if constexpr (Fn::batch_for_double) {
       return fn.batch(x);
     } else {
@@ -110,10 +75,8 @@ struct SpecialBinary : detail::FloatOp {
     if constexpr (!m::is_batch_v<V>) {
       return static_cast<V>(fn.eval(static_cast<double>(x), static_cast<double>(y)));
     } else if constexpr (std::is_same_v<m::lane_t<V>, float>) {
-      if constexpr (batch_in_float_v<Fn>) {
-        if (!float_batch_needs_double(fn, x, y)) return fn.batch(x, y);
-      }
-      return m::in_double(x, y, [this](auto a, auto b) { return fn.batch(a, b); });
+      if constexpr (batch_in_float_v<Fn>) return float_batch(fn, x, y);
+      else return m::in_double(x, y, [this](auto a, auto b) { return fn.batch(a, b); });
     } else if constexpr (Fn::batch_for_double) {
       return fn.batch(x, y);
     } else {
@@ -168,7 +131,7 @@ struct Exp2 {
   static constexpr const char* name = "exp2";
   static constexpr bool simd = true, batch_for_double = false, batch_in_float = true;
   TSR_HOST_DEVICE double eval(double x) const { return std::exp2(x); }
-  template <class B> bool needs_double(B x) const { return xsimd::any((x < B(-126.0f)) | (x > B(127.0f))); }
+  template <class B> auto double_lanes(B x) const { return (x < B(-126.0f)) | (x > B(127.0f)); }
   template <class B> B batch(B x) const { return xsimd::exp2(x); }
 };
 struct Expm1 {
@@ -188,7 +151,7 @@ struct Log1p {
 struct Expit {
   static constexpr const char* name = "sigmoid";
   static constexpr bool simd = true, batch_for_double = false, batch_in_float = true;
-  template <class B> bool needs_double(B x) const { return xsimd::any(x < B(-87.0f)); }
+  template <class B> auto double_lanes(B x) const { return x < B(-87.0f); }
   TSR_HOST_DEVICE double eval(double x) const {
     if (x < 0) {
       const double e = std::exp(x);
@@ -242,8 +205,8 @@ struct Entr {
   static constexpr const char* name = "special_entr";
   static constexpr bool simd = true, batch_for_double = false, batch_in_float = true;
   // (xsimd's float log mishandles subnormal arguments.)
-  template <class B> bool needs_double(B x) const {
-    return xsimd::any((x < B(std::numeric_limits<float>::min())) & (x > B(0.0f)));
+  template <class B> auto double_lanes(B x) const {
+    return (x < B(std::numeric_limits<float>::min())) & (x > B(0.0f));
   }
   TSR_HOST_DEVICE double eval(double x) const {
     if (std::isnan(x)) return x;
@@ -300,8 +263,8 @@ struct Xlogy {
   static constexpr const char* name = "xlogy";
   static constexpr bool simd = true, batch_for_double = false, batch_in_float = true;
   // (xsimd's float log mishandles subnormal arguments.)
-  template <class B> bool needs_double(B, B y) const {
-    return xsimd::any((y < B(std::numeric_limits<float>::min())) & (y > B(0.0f)));
+  template <class B> auto double_lanes(B, B y) const {
+    return (y < B(std::numeric_limits<float>::min())) & (y > B(0.0f));
   }
   TSR_HOST_DEVICE double eval(double x, double y) const {
     if (std::isnan(y)) return y;

@@ -276,3 +276,84 @@ TEST_CASE("gradcheck: the remaining elementwise rules") {
                {Tensor<double>(x * 5.0), pos});
   gradcheck_ok("nan_to_num", [](const V& v) { return Tensor<double>(nan_to_num(v[0] * 2.0)); }, {x});
 }
+
+// Rules that compare a recomputed value with a saved or separately computed
+// one (extrema over all and over dims, maximum/minimum and clamp at ties,
+// relu at 0, topk) must see the forward's bits whichever path computes an
+// element: vector body, tail, strided row or scalar reduction. The sizes
+// cross every batch width (4, 8, 16 lanes), the 4-batch reduction body and
+// the 4096-element block; the expected gradients follow from calculus and
+// PyTorch's tie rules (an extremum's gradient goes to the elements equal to
+// it, maximum/minimum split ties in half, clamp passes its bounds, relu'(0)
+// is 0), not from tessera.
+TEST_CASE_TEMPLATE("rules that compare recomputed values agree with the forward on every path", T, float, double) {
+  const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 257, 1025, 4095, 4096, 4097};
+  struct Fn {
+    const char* name;
+    std::function<Tensor<T>(const Tensor<T>&)> f;  // increasing
+    double (*df)(double);
+  };
+  const Fn fns[] = {
+      {"exp", [](const Tensor<T>& x) { return Tensor<T>(exp(x)); }, [](double v) { return std::exp(v); }},
+      {"tanh", [](const Tensor<T>& x) { return Tensor<T>(tanh(x)); }, [](double v) { return 1 - std::tanh(v) * std::tanh(v); }},
+  };
+  for (const auto& fn : fns)
+    for (int64_t n : sizes)
+      for (uint64_t seed : {1, 2, 3}) {
+        CAPTURE(fn.name);
+        CAPTURE(n);
+        CAPTURE(seed);
+        manual_seed(seed);
+        const Tensor<T> base = randn<T>({n});
+        const auto xs = base.to_vector();
+        const auto hi = std::max_element(xs.begin(), xs.end()) - xs.begin();
+        const auto lo = std::min_element(xs.begin(), xs.end()) - xs.begin();
+        const auto check_extremum = [&](auto reduce, int64_t at) {
+          Tensor<T> x = base.clone().requires_grad_();
+          reduce(x).backward();
+          const auto g = x.grad().to_vector();
+          CHECK(g[static_cast<std::size_t>(at)] > 0);  // never the all-zero gradient
+          double total = 0;
+          for (T v : g) total += static_cast<double>(v);
+          CHECK(total == doctest::Approx(fn.df(static_cast<double>(xs[static_cast<std::size_t>(at)]))).epsilon(1e-3));
+        };
+        // exp and tanh are written inline so that the reduction fuses them.
+        if (fn.name[0] == 'e') {
+          check_extremum([](const Tensor<T>& x) { return max(exp(x)); }, hi);
+          check_extremum([](const Tensor<T>& x) { return amax(exp(x)); }, hi);
+          check_extremum([](const Tensor<T>& x) { return min(exp(x)); }, lo);
+          check_extremum([](const Tensor<T>& x) { return amin(exp(x)); }, lo);
+          check_extremum([](const Tensor<T>& x) { return amax(exp(x.reshape({1, -1})), {1}).sum(); }, hi);
+          check_extremum([](const Tensor<T>& x) { return std::get<0>(topk(exp(x), 1)).sum(); }, hi);
+        } else {
+          check_extremum([](const Tensor<T>& x) { return max(tanh(x)); }, hi);
+          check_extremum([](const Tensor<T>& x) { return min(tanh(x)); }, lo);
+          check_extremum([](const Tensor<T>& x) { return amin(tanh(x.reshape({1, -1})), {1}).sum(); }, lo);
+        }
+        // The same values computed in reverse order: each element lands in
+        // another position (a tail element in a vector body and back) than
+        // in the fused backward's recomputation.
+        const Tensor<T> x2 = base;
+        const Tensor<T> other = flip(fn.f(flip(base, {0})), {0});
+        Tensor<T> slope = zeros<T>({n});
+        for (int64_t i = 0; i < n; ++i) slope(i) = static_cast<T>(fn.df(static_cast<double>(xs[static_cast<std::size_t>(i)])));
+        const auto check_grad = [&](auto build, double scale) {
+          Tensor<T> x = x2.clone().requires_grad_();
+          build(x).sum().backward();
+          // (1 - tanh^2 in T loses relative accuracy near saturation: an
+          // absolute floor of a few ulps; a wrong tie is off by half or more.)
+          test::check_close(x.grad(), slope * T(scale), 1e-5, 16 * std::numeric_limits<T>::epsilon(), "tie gradient");
+        };
+        const T inf = std::numeric_limits<T>::infinity();
+        if (fn.name[0] == 'e') {
+          check_grad([&](const Tensor<T>& x) { return Tensor<T>(maximum(exp(x), other)); }, 0.5);
+          check_grad([&](const Tensor<T>& x) { return Tensor<T>(minimum(exp(x), other)); }, 0.5);
+          check_grad([&](const Tensor<T>& x) { return Tensor<T>(clamp(exp(x), other, inf)); }, 1.0);
+          check_grad([&](const Tensor<T>& x) { return Tensor<T>(clamp(exp(x), -inf, other)); }, 1.0);
+          check_grad([&](const Tensor<T>& x) { return Tensor<T>(relu(exp(x) - other) + x * T(0)); }, 0.0);
+        } else {
+          check_grad([&](const Tensor<T>& x) { return Tensor<T>(maximum(tanh(x), other)); }, 0.5);
+          check_grad([&](const Tensor<T>& x) { return Tensor<T>(relu(tanh(x) - other) + x * T(0)); }, 0.0);
+        }
+      }
+}

@@ -7,11 +7,13 @@
 // `a*b + c*sin(d) - exp(-a)` slower than Eigen's. Here the reduction for
 // |x| <= kFastTrigBound is a three-part Cody-Waite reduction by pi/2 with
 // fused multiply-adds, followed by the classic minimax polynomials for sin
-// and cos on [-pi/4, pi/4] (Cephes' sinf/cosf coefficients); any lane beyond
-// the bound (or inf/nan) sends the whole batch to xsimd's out-of-line path.
+// and cos on [-pi/4, pi/4] (Cephes' sinf/cosf coefficients); lanes beyond
+// the bound (and inf/nan) are computed one by one in double by the C library,
+// out of line, so that every lane's result depends on its own value only.
 // Checked over every float with |x| <= the bound against double-precision
 // sin/cos: within 1 ulp, see docs/benchmarks.md.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include <xsimd/xsimd.hpp>
@@ -22,12 +24,19 @@ namespace tsr::detail {
 // float below it).
 inline constexpr float kFastTrigBound = 128.f;
 
-// The generic path, out of line on purpose: the hot loop should not carry
-// the code for huge arguments.
+// The path for large arguments, out of line on purpose: the hot loop should
+// not carry it. Lane by lane in double through the C library (correctly
+// rounded but for rare cases); `fast` holds the lanes within the bound.
 template <bool Cos, class A>
-[[gnu::noinline]] xsimd::batch<float, A> xsimd_sin_cos(const xsimd::batch<float, A>& x) {
-  if constexpr (Cos) return xsimd::cos(x);
-  else return xsimd::sin(x);
+[[gnu::noinline]] xsimd::batch<float, A> sin_cos_far_lanes(const xsimd::batch<float, A>& x,
+                                                           const xsimd::batch<float, A>& fast) {
+  using B = xsimd::batch<float, A>;
+  alignas(64) float v[B::size], f[B::size];
+  x.store_aligned(v);
+  fast.store_aligned(f);
+  for (std::size_t i = 0; i < B::size; ++i)
+    if (!(std::fabs(v[i]) <= kFastTrigBound)) f[i] = static_cast<float>(Cos ? std::cos(double(v[i])) : std::sin(double(v[i])));
+  return B::load_aligned(f);
 }
 
 // |x| reduced by pi/2: r in [-pi/4, pi/4] and the quadrant q (|x| = q*pi/2 + r).
@@ -81,13 +90,16 @@ inline xsimd::batch<float, A> fast_sin_cos(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
   using I = xsimd::batch<int32_t, A>;
   const B ax = xsimd::abs(x);
-  if (!xsimd::all(ax <= B(kFastTrigBound))) [[unlikely]]
-    return xsimd_sin_cos<Cos>(x);
+  const auto near = ax <= B(kFastTrigBound);
   B r;
   I q;
-  reduce_half_pi(ax, r, q);
-  if constexpr (Cos) return quadrant_value(r, q + I(1));  // cos(x) = sin(|x| + pi/2)
-  else return quadrant_value(r, q) ^ (x & B(-0.f));      // sin is odd: x's sign
+  reduce_half_pi(ax, r, q);  // (far lanes compute garbage here; they are replaced below)
+  B v;
+  if constexpr (Cos) v = quadrant_value(r, q + I(1));  // cos(x) = sin(|x| + pi/2)
+  else v = quadrant_value(r, q) ^ (x & B(-0.f));       // sin is odd: x's sign
+  if (!xsimd::all(near)) [[unlikely]]
+    return sin_cos_far_lanes<Cos>(x, v);
+  return v;
 }
 
 template <class A>
