@@ -98,6 +98,15 @@ using wrapped_scalar_t = std::conditional_t<
 template <class T>
 using floating_t = std::conditional_t<is_floating_v<T>, T, float>;
 
+// PyTorch's can_cast(from, to): a value may move to a type of the same or a
+// higher category (bool < integer < floating), never down. Writing an
+// expression into a tensor of another element type follows it: double into
+// float or int64 into int32 is allowed (precision, not category), floating
+// into integer or anything into bool needs an explicit cast<T>(...).
+template <class From, class To>
+inline constexpr bool can_cast_v = !(is_floating_v<From> && !is_floating_v<To>) &&
+                                   !(std::is_same_v<To, bool> && !std::is_same_v<From, bool>);
+
 // The type arithmetic runs in: 16-bit floats compute in float.
 template <class T>
 using acc_t = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;

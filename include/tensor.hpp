@@ -167,9 +167,14 @@ class Tensor : public ExprBase<Tensor<T>> {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
   Tensor(const Tensor&) = default;
   Tensor(Tensor&&) noexcept = default;
-  // Materializes an expression into a new contiguous tensor.
+  // Materializes an expression into a new contiguous tensor. The expression's
+  // type must cast to T by PyTorch's can_cast (no float into an integer
+  // tensor, nothing into bool); cast<T>(e) converts explicitly.
   template <Expression E>
   Tensor(const E& e) {  // NOLINT: implicit, `Tensor y = a + b;`
+    static_assert(can_cast_v<typename E::value_type, T>,
+                  "result type can't be cast to the desired output type (a floating expression into an integer "
+                  "tensor, or a non-bool one into bool): write tsr::cast<T>(expr) to convert explicitly");
     *this = allocate(e.sizes());
     detail::assign(*this, e);
     detail::record_expression(*this, e);
@@ -359,8 +364,7 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class E>
   Tensor& update(const E& result) {
     using R = typename E::value_type;
-    static_assert(!(is_floating_v<R> && !is_floating_v<T>) && !(std::is_same_v<T, bool> && !std::is_same_v<R, bool>),
-                  "result type can't be cast to the desired output type of this in-place op");
+    static_assert(can_cast_v<R, T>, "result type can't be cast to the desired output type of this in-place op");
     return copy_(result);
   }
   Tensor(const Tensor& src, CloneTag) {
