@@ -2,6 +2,18 @@
 // expression templates underneath. Include this one header.
 #pragma once
 
+// GCC 12 reports the _mm512_undefined_*() placeholders inside its AVX-512
+// intrinsics (rounding, conversions, shifts that xsimd uses) as
+// "may be used uninitialized" wherever they are inlined: a known false
+// positive, which would otherwise appear in every program built with
+// -Wall -march=native on an AVX-512 machine. Silenced for code that passes
+// through tessera's headers only; users' own code keeps the warning.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 #include "errors.hpp"
 #include "shape.hpp"
 #include "half.hpp"
@@ -35,3 +47,7 @@
 #include "special.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

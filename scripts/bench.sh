@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh libeigen3-dev xtensor-dev libtorch-dev libopenblas-dev
-[ -f build-bench/build.ninja ] || meson setup build-bench -Dtests=false >/dev/null
+scripts/configure.sh build-bench -Dbench=true -Dtests=false -Dexamples=false
 ninja -C build-bench "bench/${1:-elementwise}" >/dev/null
 ./build-bench/bench/"${1:-elementwise}"

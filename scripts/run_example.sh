@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-[ -f build/build.ninja ] || meson setup build -Dbench=false >/dev/null
+scripts/configure.sh build -Dexamples=true
 meson compile -C build tour >/dev/null
 ./build/examples/tour

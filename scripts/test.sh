@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite (and the examples, which are tests too).
-# Pass --sanitize to build and run it under AddressSanitizer + UBSan instead.
+# --portable: the same with -Dnative=false (baseline x86-64 instead of this
+#   CPU's instruction set), in build-portable/.
+# --sanitize: the same under AddressSanitizer + UBSan, in build-sanitize/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh libopenblas-dev  # OpenBLAS: the -Dblas=openblas path is tested too
 dir=build
-opts=(-Dbench=false)
+opts=(-Dtests=true -Dexamples=true -Dbench=false)
 jobs=()
-if [ "${1:-}" = "--sanitize" ]; then
+if [ "${1:-}" = "--portable" ]; then
+  dir=build-portable
+  opts+=(-Dnative=false)
+elif [ "${1:-}" = "--sanitize" ]; then
   dir=build-sanitize
   # -O1 with line tables only: full debug info makes the big test files
   # take many minutes to assemble.
@@ -22,12 +27,12 @@ if [ "${1:-}" = "--sanitize" ]; then
   [ "$n" -lt 1 ] && n=1
   jobs=(-j "$n")
 fi
-[ -f "$dir/build.ninja" ] || meson setup "$dir" "${opts[@]}" >/dev/null
+scripts/configure.sh "$dir" "${opts[@]}"
 meson compile -C "$dir" "${jobs[@]}"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$dir" --print-errorlogs
 
 # The same matrix-product tests with -Dblas=openblas (only that binary).
 blas_dir=$dir-blas
-[ -f "$blas_dir/build.ninja" ] || meson setup "$blas_dir" "${opts[@]}" -Dblas=openblas >/dev/null
+scripts/configure.sh "$blas_dir" "${opts[@]}" -Dexamples=false -Dblas=openblas
 meson compile -C "$blas_dir" "${jobs[@]}" test/test_linalg
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$blas_dir" --no-rebuild --print-errorlogs linalg
