@@ -93,15 +93,18 @@ auto min(const E& e, int64_t dim, bool keepdim = false) {
 }
 template <Expression E>
 auto argmax(const E& e, int64_t dim, bool keepdim = false) {
+  static_assert(!std::is_same_v<typename E::value_type, bool>, "argmax: bool tensors are not supported, as in PyTorch");
   return detail::unrecorded([&] { return std::get<1>(detail::index_reduce<true>(e, dim, keepdim, "argmax")); });
 }
 template <Expression E>
 auto argmin(const E& e, int64_t dim, bool keepdim = false) {
+  static_assert(!std::is_same_v<typename E::value_type, bool>, "argmin: bool tensors are not supported, as in PyTorch");
   return detail::unrecorded([&] { return std::get<1>(detail::index_reduce<false>(e, dim, keepdim, "argmin")); });
 }
 // Over all elements: the index into the flattened input.
 template <Expression E>
 auto argmax(const E& e) {
+  static_assert(!std::is_same_v<typename E::value_type, bool>, "argmax: bool tensors are not supported, as in PyTorch");
   return detail::unrecorded([&] {
     const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
     return std::get<1>(detail::index_reduce<true>(flat, 0, false, "argmax"));
@@ -109,6 +112,7 @@ auto argmax(const E& e) {
 }
 template <Expression E>
 auto argmin(const E& e) {
+  static_assert(!std::is_same_v<typename E::value_type, bool>, "argmin: bool tensors are not supported, as in PyTorch");
   return detail::unrecorded([&] {
     const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
     return std::get<1>(detail::index_reduce<false>(flat, 0, false, "argmin"));

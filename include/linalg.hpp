@@ -333,8 +333,10 @@ auto outer(const A& a, const B& b) {
 
 // beta * c + alpha * (a x b), with c broadcast to the product's shape. With
 // beta == 0, c is ignored (NaN in it does not propagate), as in PyTorch.
-template <Expression C, Expression A, Expression B, class S = double>
-auto addmm(const C& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
+// beta and alpha may be of different arithmetic types (addmm(c, a, b, 0, 0.5)),
+// as PyTorch's Scalars.
+template <Expression C, Expression A, Expression B, class Beta = double, class Alpha = double>
+auto addmm(const C& c, const A& a, const B& b, Beta beta = 1, Alpha alpha = 1) {
   detail::check_matmul_types<A, B>();
   detail::check_matmul_types<C, A>();
   using T = detail::matmul_value_t<A, B>;
@@ -343,7 +345,7 @@ auto addmm(const C& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
   const Tensor<T> tc(c);
   auto out = Tensor<T>::allocate({ta.size(0), tb.size(1)});
   detail::unrecorded([&] {
-    if (beta != S(0)) out.copy_(tc.expand(out.sizes()));
+    if (beta != Beta(0)) out.copy_(tc.expand(out.sizes()));
     else (void)tc.expand(out.sizes());  // the shape check still applies
   });
   detail::matmul_into(ta.size(0), tb.size(1), ta.size(1), static_cast<T>(alpha), detail::mat_view(ta),
@@ -353,8 +355,8 @@ auto addmm(const C& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
 }
 
 // c = beta * c + alpha * (a x b) in place; c must have the product's shape.
-template <class T, Expression A, Expression B, class S = double>
-Tensor<T>& addmm_(Tensor<T>& c, const A& a, const B& b, S beta = 1, S alpha = 1) {
+template <class T, Expression A, Expression B, class Beta = double, class Alpha = double>
+Tensor<T>& addmm_(Tensor<T>& c, const A& a, const B& b, Beta beta = 1, Alpha alpha = 1) {
   detail::check_matmul_types<Tensor<T>, A>();
   detail::check_matmul_types<A, B>();
   detail::check_in_place(c, ScalarLeaf<T>(T(0)));

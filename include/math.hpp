@@ -178,10 +178,35 @@ auto where(const C& cond, const A& a, const B& b) {
 template <Expression E, class L, class H>
   requires((Expression<L> || Scalar<L>) && (Expression<H> || Scalar<H>))
 auto clamp(const E& x, const L& lo, const H& hi) { return detail::make_ternary<ops::Clamp>(x, lo, hi); }
+// The larger (smaller) of a and b where one of them is NaN is the other.
+template <class A, class B>
+  requires(Expression<A> || Expression<B>)
+auto fmax(const A& a, const B& b) { return detail::make_binary<ops::Fmax>(a, b); }
+template <class A, class B>
+  requires(Expression<A> || Expression<B>)
+auto fmin(const A& a, const B& b) { return detail::make_binary<ops::Fmin>(a, b); }
+// torch.nn.functional.hardtanh and threshold.
+template <Expression E>
+auto hardtanh(const E& x, double min_val = -1.0, double max_val = 1.0) {
+  return Unary<ops::Hardtanh, E>(x, ops::Hardtanh{{}, min_val, max_val});
+}
+template <Expression E>
+auto threshold(const E& x, double threshold, double value) {
+  return Unary<ops::Threshold, E>(x, ops::Threshold{{}, threshold, value});
+}
 template <Expression E, class L>
 auto clamp_min(const E& x, const L& lo) { return maximum(x, lo); }
 template <Expression E, class H>
 auto clamp_max(const E& x, const H& hi) { return minimum(x, hi); }
+// One bound, as libtorch's clamp(x, min) and clamp(x, nullopt, max). A NaN
+// bound propagates, as in clamp_min/clamp_max (PyTorch 1.13's one-bound
+// clamp with a NaN scalar returns x unchanged; docs/differences.md).
+template <Expression E, class L>
+  requires(Expression<L> || Scalar<L>)
+auto clamp(const E& x, const L& lo) { return clamp_min(x, lo); }
+template <Expression E, class H>
+  requires(Expression<H> || Scalar<H>)
+auto clamp(const E& x, std::nullopt_t, const H& hi) { return clamp_max(x, hi); }
 template <class A, class B, class W>
   requires(Expression<A> || Expression<B>)
 auto lerp(const A& a, const B& b, const W& w) { return detail::make_ternary<ops::Lerp>(a, b, w); }

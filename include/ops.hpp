@@ -292,7 +292,11 @@ struct Remainder : SameTypeOp {
     } else {
       using namespace m;
       V r = fmod_(a, b);
-      return select((r != V(0)) & ((r < V(0)) != (b < V(0))), r + b, r);
+      // r and b of opposite signs, from comparisons joined by & and | only:
+      // xsimd's != and ^ between masks are wrong on some targets (!= on SSE2
+      // compares double masks as doubles, an all-ones mask being a NaN).
+      const auto opposite = ((b < V(0)) & (r > V(0))) | ((b > V(0)) & (r < V(0)));
+      return select(opposite, r + b, r);
     }
   }
 };
@@ -521,12 +525,43 @@ struct Minimum : SameTypeOp {
     else return select(is_nan(a) | is_nan(b), a + b, select(a < b, a, b));
   }
 };
+// fmax/fmin: NaN loses (the other operand is the result; NaN only when both
+// are), ties give the first operand, as PyTorch.
+struct Fmax : SameTypeOp {
+  static constexpr const char* name = "fmax";
+  static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
+  template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
+    using namespace m;
+    if constexpr (std::is_integral_v<V>) return a < b ? b : a;
+    else return select(is_nan(b) | (a >= b), a, b);
+  }
+};
+struct Fmin : SameTypeOp {
+  static constexpr const char* name = "fmin";
+  static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
+  template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
+    using namespace m;
+    if constexpr (std::is_integral_v<V>) return b < a ? b : a;
+    else return select(is_nan(b) | (a <= b), a, b);
+  }
+};
+// threshold(x, threshold, value): value where x <= threshold, else x (NaN
+// stays NaN), as torch.nn.functional.threshold.
+struct Threshold : SameTypeOp {
+  static constexpr const char* name = "threshold";
+  static constexpr bool simd = false;
+  double threshold, value;
+  template <class V> TSR_HOST_DEVICE V operator()(V x) const { return x <= V(threshold) ? V(value) : x; }
+};
 // Operands of clamp and lerp compute in their common type.
 struct Promote3 {
   template <int I, class A, class B, class C>
   using arg_t = promote_t<promote_t<A, B>, C>;
 };
-// clamp(x, lo, hi) = min(max(x, lo), hi); NaN in x propagates.
+// clamp(x, lo, hi) = min(max(x, lo), hi), hi where lo > hi; a NaN in x,
+// lo or hi propagates, as PyTorch's clamp with both bounds.
 struct Clamp : Promote3 {
   static constexpr const char* name = "clamp";
   static constexpr bool simd = true;
@@ -537,10 +572,19 @@ struct Clamp : Promote3 {
       V t = x < lo ? lo : x;
       return t > hi ? hi : t;
     } else {
-      V t = select(x < lo, lo, x);
-      return select(t > hi, hi, t);
+      const V t = select(x < lo, lo, x);
+      return select(is_nan(lo) | is_nan(hi), lo + hi, select(t > hi, hi, t));
     }
   }
+};
+// hardtanh(x, lo, hi) is clamp(x, lo, hi) (hi where lo > hi; NaN x stays
+// NaN); an op of its own for its gradient, which is 0 on the bounds, where
+// clamp's is not.
+struct Hardtanh : SameTypeOp {
+  static constexpr const char* name = "hardtanh";
+  static constexpr bool simd = false;
+  double lo, hi;
+  template <class V> TSR_HOST_DEVICE V operator()(V x) const { return Clamp{}(x, V(lo), V(hi)); }
 };
 struct Lerp {
   template <int I, class A, class B, class C>
@@ -548,14 +592,16 @@ struct Lerp {
   static constexpr const char* name = "lerp";
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
-  // PyTorch's formula, with its fused multiply-adds (so results match it
-  // bit for bit whatever the compiler's contraction setting).
+  // PyTorch 1.13's formula, with its fused multiply-adds, so results match it
+  // bit for bit whatever the compiler's contraction setting: a + w d for
+  // w < 0.5 (negative weights included: lerp(a, -inf, -inf) is +inf),
+  // b - d (1 - w) otherwise.
   // (xsimd 8's AVX-512 fma is not fused, hence std::fma lane by lane.)
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b, V w) const {
     using namespace m;
     const auto fma = [](auto x, auto y, auto z) { return decltype(x)(std::fma(x, y, z)); };
     const V d = b - a;
-    return select(abs(w) < V(0.5), per_lane3(w, d, a, fma), per_lane3(-d, V(1) - w, b, fma));
+    return select(w < V(0.5), per_lane3(w, d, a, fma), per_lane3(-d, V(1) - w, b, fma));
   }
 };
 struct Where {

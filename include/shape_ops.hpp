@@ -248,6 +248,11 @@ template <class T>
 Tensor<T> roll(const Tensor<T>& x, int64_t shift, int64_t dim) {
   return roll(x, Shape{shift}, Shape{dim});
 }
+// One shift and no dim: rolls the flattened tensor, as torch::roll(x, 2).
+template <class T>
+Tensor<T> roll(const Tensor<T>& x, int64_t shift) {
+  return roll(x, Shape{shift});
+}
 
 namespace detail {
 template <class T>

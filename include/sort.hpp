@@ -90,6 +90,7 @@ template <Expression E>
 auto topk(const E& e, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) {
   (void)sorted;  // always sorted: the unsorted order is unspecified in PyTorch
   using T = typename E::value_type;
+  static_assert(!std::is_same_v<T, bool>, "topk: bool tensors are not supported, as in PyTorch");
   const Tensor<T> x(e);
   dim = detail::wrap_dim(dim, x.dim());
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);

@@ -129,6 +129,38 @@ TEST_CASE("views: gradients flow into the base") {
   check_case("views", total, std::tuple{x, w, z});
 }
 
+TEST_CASE("views of an expanded tensor are differentiable: the broadcast dims are summed") {
+  // loss = sum(w.expand({3, 4}).t() * x) = sum_i w_i * (x_i0 + x_i1 + x_i2)
+  auto w = tensor<double>({1.0, 2.0, 3.0, 4.0}).requires_grad_();
+  const auto x = arange<double>(12).reshape({4, 3});
+  sum(w.expand({3, 4}).t() * x).backward();
+  CHECK(equal(w.grad(), tensor<double>({3.0, 12.0, 21.0, 30.0})));
+  // Row 2 of a (4, 5) broadcast, narrowed: three reads of w_2 = 3, d(sum s^2)/dw_2 = 3 * 2 * 3.
+  auto v = tensor<double>({1.0, 2.0, 3.0, 4.0}).requires_grad_();
+  auto s = v.reshape({4, 1}).expand({4, 5}).narrow(1, 1, 3).select(0, 2);
+  sum(s * s).backward();
+  CHECK(equal(v.grad(), tensor<double>({0.0, 0.0, 18.0, 0.0})));
+  // Against central differences: a bias broadcast, then transposed, sliced and permuted.
+  manual_seed(5);
+  using V = std::vector<Tensor<double>>;
+  const Tensor<double> b = randn<double>({4}), m = randn<double>({2, 1, 3});
+  CHECK(autograd::gradcheck([](const V& in) { return Tensor<double>(square(in[0].expand({3, 4}).t().slice(0, 1, 4, 2))); },
+                            {b}));
+  CHECK(autograd::gradcheck(
+      [](const V& in) { return Tensor<double>(diagonal(in[0].expand({2, 5, 3}).permute({2, 0, 1}), 0, 1, 2) * 2.0); },
+      {m}));
+}
+
+TEST_CASE("an op on a mask inside a recorded expression: the mask takes no gradient, and its rule is not built") {
+  // erfc of a bool tensor is float; erfc's derivative would not compile for bool.
+  const auto mask = tensor<bool>({true, false, true});
+  auto w = tensor<float>({1.f, 2.f, 3.f}).requires_grad_();
+  sum(erfc(mask) * w + square(cast<float>(mask)) * w).backward();
+  const float e1 = 0.157299207050285130658f;  // erfc(1)
+  CHECK(allclose(w.grad(), tensor<float>({e1 + 1, 1.f, e1 + 1})));
+  CHECK(mean(erfc(mask)).item() == doctest::Approx((2 * e1 + 1) / 3));
+}
+
 TEST_CASE("gradcheck: every derivative rule against central differences") {
   manual_seed(2);
   const Tensor<double> a = randn<double>({3, 4});

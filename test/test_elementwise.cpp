@@ -318,6 +318,56 @@ TEST_CASE("where, clamp with tensor bounds, lerp, cast") {
   CHECK(lerp(zeros({2}), ones({2}), 0.25f).to_vector() == std::vector<float>{0.25f, 0.25f});
 }
 
+TEST_CASE_TEMPLATE("clamp, lerp, fmax/fmin, hardtanh, threshold with NaN, infinite and signed-zero operands, in every position, as PyTorch", T, float, double) {
+  const std::string tag = std::is_same_v<T, float> ? "f32" : "f64";
+  const Tensor<T> v = test::golden<T>("bounds_in_" + tag);
+  const int64_t n = v.numel();
+  const auto x = v.reshape({n, 1, 1}), lo = v.reshape({1, n, 1}), hi = v.reshape({1, 1, n});
+  test::check_close(clamp(x, lo, hi), test::golden<T>("bounds_clamp_tensor_" + tag), 0, 0, "tensor bounds");
+  test::check_close(lerp(x, lo, hi), test::golden<T>("bounds_lerp_" + tag), 0, 0, "lerp");
+  const Tensor<T> abw = test::golden<T>("bounds_lerp_abw_" + tag);
+  test::check_close(lerp(abw.select(0, 0), abw.select(0, 1), abw.select(0, 2)), test::golden<T>("bounds_lerp_rand_" + tag),
+                    0, 0, "lerp with weights in [-2, 2], bit for bit");
+  std::vector<Tensor<T>> scalar, low, high, low1, high1;
+  for (int64_t a = 0; a < n; ++a) {
+    const T l = v.select(0, a).item();
+    low.push_back(clamp_min(v, l));
+    high.push_back(clamp_max(v, l));
+    low1.push_back(clamp(v, l));  // libtorch's one-bound spellings
+    high1.push_back(clamp(v, std::nullopt, l));
+    for (int64_t b = 0; b < n; ++b) scalar.push_back(clamp(v, l, T(v.select(0, b).item())));
+  }
+  test::check_close(stack(scalar, 1).reshape({n, n, n}), test::golden<T>("bounds_clamp_scalar_" + tag), 0, 0,
+                    "scalar bounds");
+  test::check_close(stack(low, 1), test::golden<T>("bounds_clamp_min_" + tag), 0, 0, "clamp_min");
+  test::check_close(stack(high, 1), test::golden<T>("bounds_clamp_max_" + tag), 0, 0, "clamp_max");
+  const auto col = v.reshape({n, 1}), row = v.reshape({1, n});
+  test::check_close(fmax(col, row), test::golden<T>("bounds_fmax_" + tag), 0, 0, "fmax");
+  test::check_close(fmin(col, row), test::golden<T>("bounds_fmin_" + tag), 0, 0, "fmin");
+  test::check_close(hardtanh(v), test::golden<T>("bounds_hardtanh_" + tag), 0, 0, "hardtanh");
+  test::check_close(hardtanh(v, -0.5, 1.5), test::golden<T>("bounds_hardtanh_wide_" + tag), 0, 0, "hardtanh(-0.5, 1.5)");
+  test::check_close(threshold(v, 0.5, -7.0), test::golden<T>("bounds_threshold_" + tag), 0, 0, "threshold");
+  // Their gradients, where the bounds, ties and NaN decide who gets g.
+  {
+    auto t = repeat(v, {8}).requires_grad_();  // PyTorch's vectorized loop on all of them
+    sum(hardtanh(t)).backward();
+    test::check_close(t.grad(), test::golden<T>("bounds_hardtanh_grad_" + tag), 0, 0, "hardtanh'");
+    t = repeat(v, {8}).requires_grad_();
+    sum(threshold(t, 0.5, -7.0)).backward();
+    test::check_close(t.grad(), test::golden<T>("bounds_threshold_grad_" + tag), 0, 0, "threshold'");
+    auto a = col.clone().requires_grad_(), b = row.clone().requires_grad_();
+    sum(fmax(a, b)).backward();
+    test::check_close(a.grad(), test::golden<T>("bounds_fmax_grad_a_" + tag), 0, 0, "fmax' a");
+    test::check_close(b.grad(), test::golden<T>("bounds_fmax_grad_b_" + tag), 0, 0, "fmax' b");
+    a = col.clone().requires_grad_(), b = row.clone().requires_grad_();
+    sum(fmin(a, b)).backward();
+    test::check_close(a.grad(), test::golden<T>("bounds_fmin_grad_a_" + tag), 0, 0, "fmin' a");
+    test::check_close(b.grad(), test::golden<T>("bounds_fmin_grad_b_" + tag), 0, 0, "fmin' b");
+  }
+  test::check_close(stack(low1, 1), test::golden<T>("bounds_clamp_min_" + tag), 0, 0, "clamp(x, lo)");
+  test::check_close(stack(high1, 1), test::golden<T>("bounds_clamp_max_" + tag), 0, 0, "clamp(x, nullopt, hi)");
+}
+
 TEST_CASE("broadcasting errors use PyTorch's text") {
   auto a = zeros({2, 3});
   auto b = zeros({4});

@@ -88,6 +88,8 @@ TEST_CASE("addmm, linear, outer and dot match PyTorch") {
   check_close(addmm(bias, m1, m2, 0.5, 2.0), test::golden("la_addmm"), 1e-5, 1e-5, "addmm");
   check_close(addmm(full<float>({8, 6}, NAN), m1, m2, 0.0, 1.5), test::golden("la_addmm_beta0"), 1e-5, 1e-5,
               "beta = 0 ignores NaN");
+  check_close(addmm(full<float>({8, 6}, NAN), m1, m2, 0, 1.5), test::golden("la_addmm_beta0"), 1e-5, 1e-5,
+              "beta and alpha of different types, as libtorch's Scalars");
   Tensor<float> c = bias.expand({8, 6}).clone();
   addmm_(c, m1, m2, 0.5, 2.0);
   check_close(c, test::golden("la_addmm"), 1e-5, 1e-5, "addmm_");

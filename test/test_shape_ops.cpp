@@ -81,6 +81,7 @@ TEST_CASE("flip, roll, repeat and tile") {
   check_close(flip(xe(), {-1, 1}), test::golden("so_flip_e"), 0, 0, "flip of expanded");
   check_close(roll(x(), {1, -2}, {0, 2}), test::golden("so_roll"), 0, 0, "roll");
   check_close(roll(xt(), {7}), test::golden("so_roll_flat"), 0, 0, "roll flattened");
+  check_close(roll(xt(), 7), test::golden("so_roll_flat"), 0, 0, "roll(x, shift) flattens, as torch::roll(x, 7)");
   check_close(roll(x(), -13, 1), test::golden("so_roll_big"), 0, 0, "roll by more than the size");
   const auto a = test::golden<float>("so_a");
   check_close(repeat(a, {2, 1, 3}), test::golden("so_repeat"), 0, 0, "repeat");

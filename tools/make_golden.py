@@ -7,6 +7,7 @@ plus a text file for printing. Re-run after changing a case; commit the files.
 """
 import math
 import os
+import sys
 
 import mpmath
 import numpy as np
@@ -173,6 +174,50 @@ def elementwise():
     h = torch.tensor([0.1, 0.2, 1.5, -3.25, 1000.0], dtype=torch.float16)
     save("f16_arith_add", (h + h[[1, 2, 3, 4, 0]]).view(torch.int16).to(torch.int32))
     save("f16_arith_mul", (h * h[[1, 2, 3, 4, 0]]).view(torch.int16).to(torch.int32))
+
+
+def bounds():
+    """Ops with bounds or limits (clamp, lerp, fmax/fmin, hardtanh, threshold) with NaN,
+    infinite and signed-zero values in every operand position."""
+    vals = [-1.0, 0.5, 2.0, -0.0, 0.0, float("inf"), float("-inf"), float("nan")]
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        v = torch.tensor(vals, dtype=dtype)
+        x, lo, hi = v.view(-1, 1, 1), v.view(1, -1, 1), v.view(1, 1, -1)
+        save(f"bounds_in_{tag}", v)
+        save(f"bounds_clamp_tensor_{tag}", torch.clamp(x, lo, hi))
+        # Scalar bounds: one clamp per (lo, hi) pair, laid out [x, lo, hi] as above.
+        save(f"bounds_clamp_scalar_{tag}",
+             torch.stack([torch.clamp(v, a, b) for a in vals for b in vals], dim=1).view(len(vals), len(vals), -1))
+        save(f"bounds_clamp_min_{tag}", torch.stack([torch.clamp_min(v, a) for a in vals], dim=1))
+        save(f"bounds_clamp_max_{tag}", torch.stack([torch.clamp_max(v, b) for b in vals], dim=1))
+        # lerp over every (a, b, w) triple of these values (its branch on w
+        # decides infinities: lerp(a, -inf, -inf) is +inf), laid out [a, b, w].
+        save(f"bounds_lerp_{tag}", torch.lerp(x, lo, hi))
+        # fmax/fmin (NaN loses), hardtanh and threshold, laid out [x, y] / [x].
+        save(f"bounds_fmax_{tag}", torch.fmax(v.view(-1, 1), v.view(1, -1)))
+        save(f"bounds_fmin_{tag}", torch.fmin(v.view(-1, 1), v.view(1, -1)))
+        save(f"bounds_hardtanh_{tag}", torch.nn.functional.hardtanh(v))
+        save(f"bounds_hardtanh_wide_{tag}", torch.nn.functional.hardtanh(v, -0.5, 1.5))
+        save(f"bounds_threshold_{tag}", torch.nn.functional.threshold(v, 0.5, -7.0))
+        # Their gradients (of the sum), where ties and bounds decide: each at
+        # every element of v (and every pair for fmax/fmin).
+        # (hardtanh's over v repeated 8 times: PyTorch's gradient at NaN is 0 in
+        # its vectorized loop, which runs on all 64, but 1 in its scalar tail.)
+        for name, fn in [("hardtanh", torch.nn.functional.hardtanh),
+                         ("threshold", lambda t: torch.nn.functional.threshold(t, 0.5, -7.0))]:
+            t = v.repeat(8).requires_grad_()
+            fn(t).sum().backward()
+            save(f"bounds_{name}_grad_{tag}", t.grad)
+        for name, fn in [("fmax", torch.fmax), ("fmin", torch.fmin)]:
+            a_, b_ = v.view(-1, 1).clone().requires_grad_(), v.view(1, -1).clone().requires_grad_()
+            fn(a_, b_).sum().backward()
+            save(f"bounds_{name}_grad_a_{tag}", a_.grad)
+            save(f"bounds_{name}_grad_b_{tag}", b_.grad)
+        # lerp over random weights in [-2, 2], where the branch decides the last bit.
+        g = torch.Generator().manual_seed(11)
+        abw = (torch.rand(3, 4096, generator=g, dtype=torch.float64) * 4 - 2).to(dtype)
+        save(f"bounds_lerp_abw_{tag}", abw)
+        save(f"bounds_lerp_rand_{tag}", torch.lerp(abw[0], abw[1], abw[2]))
 
 
 DTYPES = [torch.bool, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -1031,7 +1076,12 @@ def special():
 
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
+    if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
+        for group in sys.argv[1:]:
+            globals()[group]()
+        sys.exit(0)
     elementwise()
+    bounds()
     promotion()
     printing()
     random_and_ranges()

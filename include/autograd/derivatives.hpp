@@ -275,6 +275,26 @@ struct Derivative<ops::Frac> {
   template <class G, class E> static auto grad(const G& g, const E&) { return g; }
 };
 template <>
+struct Derivative<ops::Fmax> {  // all of g to the result's operand: a on ties, the non-NaN one
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return where(isnan(e.b) | (e.a >= e.b), g, 0); }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return where(isnan(e.b) | (e.a >= e.b), 0, g); }
+};
+template <>
+struct Derivative<ops::Fmin> {
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return where(isnan(e.b) | (e.a <= e.b), g, 0); }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return where(isnan(e.b) | (e.a <= e.b), 0, g); }
+};
+template <>
+struct Derivative<ops::Hardtanh> {  // g strictly inside the bounds; 0 on them, beyond, and at NaN
+  template <class G, class E> static auto grad(const G& g, const E& e) {
+    return where((e.a > e.op.lo) & (e.a < e.op.hi), g, 0);
+  }
+};
+template <>
+struct Derivative<ops::Threshold> {
+  template <class G, class E> static auto grad(const G& g, const E& e) { return where(e.a <= e.op.threshold, 0, g); }
+};
+template <>
 struct Derivative<ops::NanToNum> {  // 1 where x is finite, 0 where it was replaced
   template <class G, class E> static auto grad(const G& g, const E& e) { return where(isfinite(e.a), g, 0); }
 };

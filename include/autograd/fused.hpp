@@ -111,11 +111,17 @@ void backprop(const E& e, const G& g, int& k, F& f, const Need& need) {
     backprop_into(e.a, [&] { return D::grad_a(g, e); }, k, f, need);
     backprop_into(e.b, [&] { return D::grad_b(g, e); }, k, f, need);
   } else if constexpr (requires { e.op; }) {
+    // An integer or bool operand (erfc of a mask) takes no gradient, and its
+    // rule is never instantiated: it need not compile for that type.
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    backprop(e.a, D::grad(g, e), k, f, need);
+    if constexpr (is_floating_v<typename std::remove_cvref_t<decltype(e.a)>::value_type>)
+      backprop(e.a, D::grad(g, e), k, f, need);
+    else
+      k += n;
   } else {  // Cast<U, A>: the gradient casts back
     using A = std::remove_cvref_t<decltype(e.a)>;
-    backprop(e.a, cast<typename A::value_type>(g), k, f, need);
+    if constexpr (is_floating_v<typename A::value_type>) backprop(e.a, cast<typename A::value_type>(g), k, f, need);
+    else k += n;
   }
 }
 
@@ -187,10 +193,14 @@ auto leaf_gradients(const E& e, const G& g) {
                           leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); }));
   } else if constexpr (requires { e.op; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    return leaf_gradients(e.a, D::grad(g, e));
+    if constexpr (is_floating_v<typename std::remove_cvref_t<decltype(e.a)>::value_type>)
+      return leaf_gradients(e.a, D::grad(g, e));
+    else
+      return std::tuple<>{};
   } else {  // Cast<U, A>
     using A = std::remove_cvref_t<decltype(e.a)>;
-    return leaf_gradients(e.a, cast<typename A::value_type>(g));
+    if constexpr (is_floating_v<typename A::value_type>) return leaf_gradients(e.a, cast<typename A::value_type>(g));
+    else return std::tuple<>{};
   }
 }
 

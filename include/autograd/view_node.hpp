@@ -121,10 +121,22 @@ template <class T>
 void record_view(const Tensor<T>& base, const Tensor<T>& view) {
   if constexpr (is_floating_v<T>) {
     if (!grad_mode_flag() || !requires_grad(base)) return;
-    for (std::size_t d = 0; d < base.sizes().size(); ++d)
-      check(base.strides()[d] != 0 || base.sizes()[d] <= 1,
-            "autograd does not record views of a broadcast (expanded) tensor that requires grad; clone() it first");
-    set_history(view, std::make_shared<autograd::ViewNode<T>>(base, view));
+    bool expanded = false;
+    for (std::size_t d = 0; d < base.sizes().size(); ++d) expanded |= base.strides()[d] == 0 && base.sizes()[d] > 1;
+    if (!expanded) {
+      set_history(view, std::make_shared<autograd::ViewNode<T>>(base, view));
+      return;
+    }
+    // Elements of an expanded base share storage, so the view cannot be
+    // mapped back to them one by one; it is recorded as a view of the
+    // tensor the base views (whose storage is its own), as views are after
+    // an in-place write: the dims that read one element many times are
+    // summed on the way back, which is the expansion's gradient.
+    const auto& root = base.impl_ptr()->view_base;
+    check(root != nullptr && requires_grad(Tensor<T>(root)),
+          "autograd does not record views of an expanded tensor that requires grad unless the tensor it expands "
+          "requires grad; clone() it first");
+    set_history(view, std::make_shared<autograd::ViewNode<T>>(Tensor<T>(root), view));
   }
 }
 
