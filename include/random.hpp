@@ -1,15 +1,16 @@
 // The seeded generator behind rand, randn, randint, uniform_ and normal_.
 //
-// The engine is the 32-bit Mersenne Twister, whose output the C++ standard
-// fixes bit for bit, and the distributions are written here (never
-// std::uniform_real_distribution, whose output varies between standard
-// libraries). rand() uses PyTorch's CPU formula for uniform floats, so
+// The engine is the 32-bit Mersenne Twister (detail/mersenne_twister.hpp),
+// whose output the C++ standard fixes bit for bit, and the distributions
+// are written here (never std::uniform_real_distribution, whose output
+// varies between standard libraries). rand() uses PyTorch's CPU formula for uniform floats, so
 // manual_seed(s) followed by rand<float>/rand<double> gives the same numbers
 // as torch.manual_seed(s); torch.rand(...).
 #pragma once
 #include <cmath>
 #include <mutex>
-#include <random>
+
+#include "detail/mersenne_twister.hpp"
 
 namespace tsr {
 namespace detail {
@@ -64,7 +65,7 @@ class Generator {
 
  private:
   Generator() { seed(67280421310721ull); }  // PyTorch's default seed
-  std::mt19937 engine_;
+  MersenneTwister engine_;
   bool has_cached_normal_ = false;
   double cached_normal_ = 0;
   std::mutex mutex_;
