@@ -12,6 +12,7 @@
 // structs: they build host-side expression trees, and the op structs must
 // stay plain device-capable functors.
 #pragma once
+#include <array>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -36,27 +37,39 @@ struct is_scalar_leaf : std::false_type {};
 template <class T>
 struct is_scalar_leaf<ScalarLeaf<T>> : std::true_type {};
 
-// The names of an expression type's ops in evaluation order: "mul,sin,add"
-// (from the type alone, so that a node builds its name only when asked).
+// The names of an expression type's ops in evaluation order, "mul,sin,add",
+// computed at compile time from the type alone (a node's name() only copies
+// it: building it at run time compiled a string routine per expression).
+// `out` null counts the characters instead of writing them.
 template <class E>
-void op_names(std::string& out) {
-  auto add = [&](const char* name) {
-    if (!out.empty()) out += ',';
-    out += name;
-  };
+constexpr std::size_t write_op_names(char* out, std::size_t at) {
   if constexpr (is_tensor<E>::value || is_scalar_leaf<E>::value) {
-    return;
+    return at;
   } else {
-    using A = std::remove_cvref_t<decltype(std::declval<const E&>().a)>;
-    op_names<A>(out);
+    at = write_op_names<std::remove_cvref_t<decltype(std::declval<const E&>().a)>>(out, at);
     if constexpr (requires(const E& e) { e.b; })
-      op_names<std::remove_cvref_t<decltype(std::declval<const E&>().b)>>(out);
+      at = write_op_names<std::remove_cvref_t<decltype(std::declval<const E&>().b)>>(out, at);
     if constexpr (requires(const E& e) { e.c; })
-      op_names<std::remove_cvref_t<decltype(std::declval<const E&>().c)>>(out);
-    if constexpr (requires(const E& e) { e.op; }) add(std::remove_cvref_t<decltype(std::declval<const E&>().op)>::name);
-    else add("cast");
+      at = write_op_names<std::remove_cvref_t<decltype(std::declval<const E&>().c)>>(out, at);
+    const char* name = "cast";
+    if constexpr (requires(const E& e) { e.op; }) name = std::remove_cvref_t<decltype(std::declval<const E&>().op)>::name;
+    if (at > 0) {
+      if (out) out[at] = ',';
+      ++at;
+    }
+    for (; *name; ++name, ++at)
+      if (out) out[at] = *name;
+    return at;
   }
 }
+template <class E>
+constexpr auto op_names_of() {
+  std::array<char, write_op_names<E>(nullptr, 0) + 1> names{};
+  write_op_names<E>(names.data(), 0);
+  return names;
+}
+template <class E>
+inline constexpr auto op_names = op_names_of<E>();
 
 // The number of tensor leaves of an expression.
 template <class E>
@@ -480,6 +493,13 @@ struct SavedVersions {
 
 namespace tsr::autograd {
 
+// "FusedBackward(mul,sin)"; over a bare tensor, PyTorch's names: a clone
+// is CloneBackward0, sum(x) SumBackward0.
+inline std::string fused_node_name(const std::string& kind, const char* ops) {
+  if (*ops) return kind + "(" + ops + ")";
+  return (kind == "FusedBackward" ? std::string("CloneBackward") : kind) + "0";
+}
+
 // The node of a materialized expression: one for the whole tree. Fused:
 // its backward evaluates each leaf's gradient as one kernel (one op at a
 // time only when the backward is recorded). Not fused: always one op at a
@@ -494,11 +514,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
     saved_.record(e);
     e.for_each_leaf([&](const auto& leaf) { this->next.push_back(detail::gradient_edge(leaf)); });
   }
-  std::string name() const override {
-    std::string ops;
-    detail::op_names<E>(ops);
-    return node_name(kind_, ops);
-  }
+  std::string name() const override { return fused_node_name(kind_, detail::op_names<E>.data()); }
 
   std::vector<GradRef> apply(const GradRef& grad) override { return apply_with(Tensor<T>(grad)); }
   void release_saved() override { expr_.reset(); }
@@ -553,15 +569,22 @@ class FusedNode final : public TypedNode<typename E::value_type> {
             // Straight into an existing .grad: one kernel instead of a new
             // buffer and an add. (Only here: doing the same for every leaf of
             // every expression cost a third more build time of the tests.)
-            if (Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes()); grad && total.sizes() == x.sizes()) {
-              // Not `*grad += ...`: backward code never goes through the
-              // recording paths (they would instantiate nodes for gradient
-              // expression types).
-              detail::assign(*grad, *grad + cast<L>(total));
-              grad->storage()->bump_version();
-            }
-            else
-              out[0] = detail::reduce_to_shape<L>(total, x.sizes()).impl_ptr();
+            // Otherwise into a new buffer, adding a broadcast -0.0 there (the
+            // identity of IEEE addition, signed zeros included), so that both
+            // destinations run the one kernel type `base + total`:
+            // a kernel of the summed derivative is the largest thing an
+            // expression compiles, and a second one added 8% to the machine
+            // code of a small training program (bench/compile_time/fit.cpp).
+            // Not `*grad += ...`: backward code never goes through the
+            // recording paths (they would instantiate nodes for gradient
+            // expression types).
+            Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes());
+            const bool direct = grad && total.sizes() == x.sizes();
+            const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(total.sizes());
+            const Tensor<L> base = direct ? *grad : detail::scalar_tensor<L>(-L(0)).expand(total.sizes());
+            detail::assign(dst, base + cast<L>(total));
+            if (direct) grad->storage()->bump_version();
+            else out[0] = detail::sum_to(dst, x.sizes()).impl_ptr();
             return out;
           }
         }
@@ -613,13 +636,6 @@ class FusedNode final : public TypedNode<typename E::value_type> {
   }
 
  protected:
-  // "FusedBackward(mul,sin)"; over a bare tensor, PyTorch's names: a clone
-  // is CloneBackward0, sum(x) SumBackward0.
-  static std::string node_name(const std::string& kind, const std::string& ops) {
-    if (!ops.empty()) return kind + "(" + ops + ")";
-    return (kind == "FusedBackward" ? std::string("CloneBackward") : kind) + "0";
-  }
-
   std::optional<E> expr_;
   detail::SavedVersions saved_;
   const char* kind_;

@@ -79,20 +79,12 @@ struct ReducePlan {
   }
 };
 
-// Builds the plan for reducing `e` over the dims in `mask`.
-template <class E>
-ReducePlan make_reduce_plan(const E& e, uint64_t mask) {
-  const Shape& in = e.sizes();
+// The plan for reducing an input of shape `in` over the dims in `mask`,
+// from its leaves' strides (n_leaves rows of in.size() strides, broadcast to
+// the input's rank). Not a template: only the gathering of the strides
+// depends on the expression (make_reduce_plan).
+inline ReducePlan reduce_plan_from_strides(const Shape& in, const int64_t* strides, int n_leaves, uint64_t mask) {
   const int rank = static_cast<int>(in.size());
-  // Every leaf's strides broadcast to the input's rank, one after another.
-  SmallVector<int64_t, 64> strides;
-  e.for_each_leaf([&](const auto& leaf) {
-    const std::size_t at = strides.size();
-    strides.resize(at + static_cast<std::size_t>(rank));
-    broadcast_strides(leaf.sizes(), leaf.strides(), static_cast<std::size_t>(rank), strides.data() + at);
-  });
-  const int n_leaves = rank == 0 ? 0 : static_cast<int>(strides.size()) / rank;
-
   ReducePlan rp;
   int innermost = -1;  // the last dim of size > 1
   for (int d = 0; d < rank; ++d) {
@@ -115,7 +107,7 @@ ReducePlan make_reduce_plan(const E& e, uint64_t mask) {
       const int inner = p.src[n - 1];
       bool merge = true;
       for (int l = 0; l < n_leaves && merge; ++l) {
-        const int64_t* st = strides.data() + l * rank;
+        const int64_t* st = strides + l * rank;
         merge = st[inner] * p.sizes[n - 1] == st[d];
       }
       if (merge) {
@@ -153,6 +145,22 @@ ReducePlan make_reduce_plan(const E& e, uint64_t mask) {
   }
   if (rp.kept_inner) add_group([&](int d) { return d == innermost; });
   return rp;
+}
+
+// Builds the plan for reducing `e` over the dims in `mask`.
+template <class E>
+ReducePlan make_reduce_plan(const E& e, uint64_t mask) {
+  const Shape& in = e.sizes();
+  const std::size_t rank = in.size();
+  // Every leaf's strides broadcast to the input's rank, one after another.
+  SmallVector<int64_t, 64> strides;
+  e.for_each_leaf([&](const auto& leaf) {
+    const std::size_t at = strides.size();
+    strides.resize(at + rank);
+    broadcast_strides(leaf.sizes(), leaf.strides(), rank, strides.data() + at);
+  });
+  const int n_leaves = rank == 0 ? 0 : static_cast<int>(strides.size() / rank);
+  return reduce_plan_from_strides(in, strides.data(), n_leaves, mask);
 }
 
 }  // namespace tsr::detail
