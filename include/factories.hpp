@@ -135,12 +135,14 @@ void fill_normal(Tensor<T>& t, double mean, double std, bool in_place) {
 }  // namespace detail
 
 template <class T>
+template <class U>
 Tensor<T>& Tensor<T>::uniform_(double from, double to) {
   detail::fill_uniform(*this, from, to, true);
   return *this;
 }
 
 template <class T>
+template <class U>
 Tensor<T>& Tensor<T>::normal_(double mean, double std) {
   detail::fill_normal(*this, mean, std, true);
   return *this;

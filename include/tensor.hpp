@@ -318,7 +318,11 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class E> Tensor& operator*=(const E& e) { return mul_(e); }
   template <class E> Tensor& operator/=(const E& e) { return div_(e); }
   template <class L, class H> Tensor& clamp_(const L& lo, const H& hi);
+  // (Member templates only so that an explicit instantiation of Tensor<int>
+  // leaves them out: they refuse non-floating types with a static_assert.)
+  template <class U = T>
   Tensor& uniform_(double from = 0, double to = 1);
+  template <class U = T>
   Tensor& normal_(double mean = 0, double std = 1);
 
   // ----- autograd (defined in autograd/tensor_autograd.hpp) -------------------

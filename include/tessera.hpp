@@ -47,6 +47,7 @@
 #include "special.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"
+#include "detail/precompiled.hpp"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop

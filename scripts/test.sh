@@ -3,6 +3,8 @@
 # --portable: the same with -Dnative=false (baseline x86-64 instead of this
 #   CPU's instruction set), in build-portable/.
 # --sanitize: the same under AddressSanitizer + UBSan, in build-sanitize/.
+# Except under --sanitize, the precompiled build (-Dprecompiled=true: the
+# tessera_core library) is checked too, with the tour and the autograd tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh libopenblas-dev  # OpenBLAS: the -Dblas=openblas path is tested too
@@ -36,3 +38,12 @@ blas_dir=$dir-blas
 scripts/configure.sh "$blas_dir" "${opts[@]}" -Dexamples=false -Dblas=openblas
 meson compile -C "$blas_dir" "${jobs[@]}" test/test_linalg
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$blas_dir" --no-rebuild --print-errorlogs linalg
+
+# The precompiled build: programs compiled against tessera_core, which holds
+# the instantiations that translation units then only declare.
+if [ "${1:-}" != "--sanitize" ]; then
+  pre_dir=$dir-precompiled
+  scripts/configure.sh "$pre_dir" "${opts[@]}" -Dprecompiled=true
+  meson compile -C "$pre_dir" "${jobs[@]}" examples/tour test/test_autograd
+  meson test -C "$pre_dir" --no-rebuild --print-errorlogs example-tour autograd
+fi

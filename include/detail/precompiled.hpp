@@ -1,0 +1,124 @@
+// The part of tessera that does not depend on a program's expressions,
+// compiled once into the optional tessera_core library.
+//
+// Every translation unit that materializes an expression, takes a view or
+// prints a tensor needs the same machinery for each element type: the
+// autograd engine's node types (gradient accumulation, views, in-place
+// writes through views), the plain copies and fills, the sums that reduce
+// broadcast gradients, printing. Header-only, each translation unit compiles
+// all of it again (about two thirds of a hello world's compile time). With
+// TSR_PRECOMPILED defined, the declarations below are explicit instantiation
+// declarations (`extern template`): translation units use the copies that
+// src/tessera_core.cpp instantiated once (Meson: -Dprecompiled=true).
+// Without it, nothing here exists and everything works header-only.
+//
+// The list is written once and read both ways, which needs the one macro
+// below: `extern template` in users' code, `template` in the library.
+#pragma once
+
+#if defined(TSR_PRECOMPILED) || defined(TSR_BUILDING_CORE)
+
+#ifdef TSR_BUILDING_CORE
+#define TSR_INSTANCE template
+#else
+#define TSR_INSTANCE extern template
+#endif
+
+// One expression type, evaluated (the fast path, the general one) and
+// recorded for autograd (its node and fused backward kernels).
+#define TSR_PRECOMPILED_EXPRESSION(T, ...)                                                                 \
+  namespace tsr::detail {                                                                                  \
+  TSR_INSTANCE void assign<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);                    \
+  TSR_INSTANCE void assign_general<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);            \
+  TSR_INSTANCE void record_expression<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&);               \
+  }
+
+// One arithmetic op between tensors of one type, and between such a tensor
+// and a scalar on either side: the most common expressions in programs, and
+// what every backward adds gradients with.
+#define TSR_PRECOMPILED_OPERATOR(T, Op)                                                                    \
+  TSR_PRECOMPILED_EXPRESSION(T, Binary<Op, Tensor<T>, Tensor<T>>)                                          \
+  TSR_PRECOMPILED_EXPRESSION(T, Binary<Op, Tensor<T>, ScalarLeaf<T>>)                                      \
+  TSR_PRECOMPILED_EXPRESSION(T, Binary<Op, ScalarLeaf<T>, Tensor<T>>)
+
+// The sum of all elements of a tensor (sum(t), mean(t)) and its node.
+#define TSR_PRECOMPILED_FULL_SUM(T)                                                                        \
+  namespace tsr::detail {                                                                                  \
+  TSR_INSTANCE acc_t<T> reduce_all<SumReducer, acc_t<T>, Tensor<T>>(const Tensor<T>&);                     \
+  TSR_INSTANCE void record_full_reduction<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);         \
+  }
+
+// Per element type: the tensor handle, copies and fills, printing.
+#define TSR_PRECOMPILED_ALL_TYPES(T)                                                                       \
+  namespace tsr {                                                                                          \
+  TSR_INSTANCE class Tensor<T>;                                                                            \
+  namespace detail {                                                                                       \
+  TSR_INSTANCE void assign_general<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);               \
+  TSR_INSTANCE void assign_general<T, ScalarLeaf<T>>(const Tensor<T>&, const ScalarLeaf<T>&, bool);       \
+  TSR_INSTANCE std::string tensor_repr<T>(const Tensor<T>&, const PrintOptions&);                         \
+  }                                                                                                        \
+  }
+
+// The nodes of one arithmetic op between tensors and scalars, as a recorded
+// backward (create_graph) evaluates it, and as every backward adds gradients.
+#define TSR_PRECOMPILED_ARITHMETIC(T, Op)                                                                 \
+  TSR_INSTANCE class FusedNode<Binary<Op, Tensor<T>, Tensor<T>>, false>;                                   \
+  TSR_INSTANCE class FusedNode<Binary<Op, Tensor<T>, ScalarLeaf<T>>, false>;                               \
+  TSR_INSTANCE class FusedNode<Binary<Op, ScalarLeaf<T>, Tensor<T>>, false>;
+
+// Per floating type: the autograd runtime every recorded expression reaches.
+#define TSR_PRECOMPILED_FLOATING(T)                                                                        \
+  namespace tsr {                                                                                          \
+  namespace autograd {                                                                                     \
+  TSR_INSTANCE class AccumulateGrad<T>;                                                                    \
+  TSR_INSTANCE class ViewNode<T>;                                                                          \
+  TSR_INSTANCE class CopySlices<T>;                                                                        \
+  TSR_INSTANCE class FusedNode<Tensor<T>, true>;                                                           \
+  TSR_INSTANCE class FusedNode<Ternary<ops::Where, Tensor<bool>, Tensor<T>, ScalarLeaf<T>>, false>;        \
+  TSR_INSTANCE class FusedNode<Unary<ops::Neg, Tensor<T>>, false>;                                         \
+  TSR_PRECOMPILED_ARITHMETIC(T, ops::Add)                                                                  \
+  TSR_PRECOMPILED_ARITHMETIC(T, ops::Sub)                                                                  \
+  TSR_PRECOMPILED_ARITHMETIC(T, ops::Mul)                                                                  \
+  TSR_PRECOMPILED_ARITHMETIC(T, ops::Div)                                                                  \
+  }                                                                                                        \
+  namespace detail {                                                                                       \
+  TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
+  TSR_INSTANCE Tensor<T> sum_to<T>(const Tensor<T>&, const Shape&);                                        \
+  TSR_INSTANCE void record_view<T>(const Tensor<T>&, const Tensor<T>&);                                    \
+  TSR_INSTANCE Tensor<T> reduce_dims<T, SumReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
+  }                                                                                                        \
+  }
+
+TSR_PRECOMPILED_ALL_TYPES(float)
+TSR_PRECOMPILED_ALL_TYPES(double)
+TSR_PRECOMPILED_ALL_TYPES(int32_t)
+TSR_PRECOMPILED_ALL_TYPES(int64_t)
+TSR_PRECOMPILED_ALL_TYPES(bool)
+TSR_PRECOMPILED_FLOATING(float)
+TSR_PRECOMPILED_FLOATING(double)
+TSR_PRECOMPILED_OPERATOR(float, ops::Add)
+TSR_PRECOMPILED_OPERATOR(float, ops::Sub)
+TSR_PRECOMPILED_OPERATOR(float, ops::Mul)
+TSR_PRECOMPILED_OPERATOR(float, ops::Div)
+TSR_PRECOMPILED_OPERATOR(double, ops::Add)
+TSR_PRECOMPILED_OPERATOR(double, ops::Sub)
+TSR_PRECOMPILED_OPERATOR(double, ops::Mul)
+TSR_PRECOMPILED_OPERATOR(double, ops::Div)
+TSR_PRECOMPILED_OPERATOR(int32_t, ops::Add)
+TSR_PRECOMPILED_OPERATOR(int32_t, ops::Sub)
+TSR_PRECOMPILED_OPERATOR(int32_t, ops::Mul)
+TSR_PRECOMPILED_OPERATOR(int64_t, ops::Add)
+TSR_PRECOMPILED_OPERATOR(int64_t, ops::Sub)
+TSR_PRECOMPILED_OPERATOR(int64_t, ops::Mul)
+TSR_PRECOMPILED_FULL_SUM(float)
+TSR_PRECOMPILED_FULL_SUM(double)
+
+#undef TSR_PRECOMPILED_ALL_TYPES
+#undef TSR_PRECOMPILED_FLOATING
+#undef TSR_PRECOMPILED_ARITHMETIC
+#undef TSR_PRECOMPILED_EXPRESSION
+#undef TSR_PRECOMPILED_OPERATOR
+#undef TSR_PRECOMPILED_FULL_SUM
+#undef TSR_INSTANCE
+
+#endif
