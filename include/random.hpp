@@ -3,9 +3,9 @@
 // The engine is the 32-bit Mersenne Twister (detail/mersenne_twister.hpp),
 // whose output the C++ standard fixes bit for bit, and the distributions
 // are written here (never std::uniform_real_distribution, whose output
-// varies between standard libraries). rand() uses PyTorch's CPU formula for uniform floats, so
-// manual_seed(s) followed by rand<float>/rand<double> gives the same numbers
-// as torch.manual_seed(s); torch.rand(...).
+// varies between standard libraries). rand() uses PyTorch's CPU formula for
+// uniform floats, so manual_seed(s) followed by rand<float>/rand<double>
+// gives the same numbers as torch.manual_seed(s); torch.rand(...).
 #pragma once
 #include <cmath>
 #include <mutex>

@@ -24,22 +24,36 @@
 #define TSR_INSTANCE extern template
 #endif
 
-// One expression type, evaluated (the fast path, the general one) and
-// recorded for autograd (its node and fused backward kernels).
-#define TSR_PRECOMPILED_EXPRESSION(T, ...)                                                                 \
+// The three forms of one arithmetic op: between two tensors of one type, and
+// between such a tensor and a scalar on either side. M(T, expression type)
+// says what to instantiate for each.
+#define TSR_OPERAND_FORMS(M, T, Op)                                                                        \
+  M(T, Binary<Op, Tensor<T>, Tensor<T>>)                                                                   \
+  M(T, Binary<Op, Tensor<T>, ScalarLeaf<T>>)                                                               \
+  M(T, Binary<Op, ScalarLeaf<T>, Tensor<T>>)
+
+// An expression type evaluated (the fast path, the general one): the most
+// common expressions in programs, and what every backward adds gradients with.
+#define TSR_EVALUATED(T, ...)                                                                              \
   namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void assign<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);                    \
   TSR_INSTANCE void assign_general<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);            \
+  }
+// ... and recorded for autograd (its node and fused backward kernels;
+// floating types only: for the others recording compiles to nothing).
+#define TSR_EVALUATED_AND_RECORDED(T, ...)                                                                 \
+  TSR_EVALUATED(T, __VA_ARGS__)                                                                            \
+  namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void record_expression<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&);               \
   }
+// The node of a single op as a recorded backward (create_graph) evaluates it.
+#define TSR_RECORDED_OP_NODE(T, ...) TSR_INSTANCE class FusedNode<__VA_ARGS__, false>;
 
-// One arithmetic op between tensors of one type, and between such a tensor
-// and a scalar on either side: the most common expressions in programs, and
-// what every backward adds gradients with.
-#define TSR_PRECOMPILED_OPERATOR(T, Op)                                                                    \
-  TSR_PRECOMPILED_EXPRESSION(T, Binary<Op, Tensor<T>, Tensor<T>>)                                          \
-  TSR_PRECOMPILED_EXPRESSION(T, Binary<Op, Tensor<T>, ScalarLeaf<T>>)                                      \
-  TSR_PRECOMPILED_EXPRESSION(T, Binary<Op, ScalarLeaf<T>, Tensor<T>>)
+// Per integer type: the arithmetic (division gives floats: not listed).
+#define TSR_PRECOMPILED_INTEGER(T)                                                                         \
+  TSR_OPERAND_FORMS(TSR_EVALUATED, T, ops::Add)                                                            \
+  TSR_OPERAND_FORMS(TSR_EVALUATED, T, ops::Sub)                                                            \
+  TSR_OPERAND_FORMS(TSR_EVALUATED, T, ops::Mul)
 
 // The sum of all elements of a tensor (sum(t), mean(t)) and its node.
 #define TSR_PRECOMPILED_FULL_SUM(T)                                                                        \
@@ -59,14 +73,8 @@
   }                                                                                                        \
   }
 
-// The nodes of one arithmetic op between tensors and scalars, as a recorded
-// backward (create_graph) evaluates it, and as every backward adds gradients.
-#define TSR_PRECOMPILED_ARITHMETIC(T, Op)                                                                 \
-  TSR_INSTANCE class FusedNode<Binary<Op, Tensor<T>, Tensor<T>>, false>;                                   \
-  TSR_INSTANCE class FusedNode<Binary<Op, Tensor<T>, ScalarLeaf<T>>, false>;                               \
-  TSR_INSTANCE class FusedNode<Binary<Op, ScalarLeaf<T>, Tensor<T>>, false>;
-
-// Per floating type: the autograd runtime every recorded expression reaches.
+// Per floating type: the autograd runtime every recorded expression reaches,
+// and the arithmetic and full sums, evaluated and recorded.
 #define TSR_PRECOMPILED_FLOATING(T)                                                                        \
   namespace tsr {                                                                                          \
   namespace autograd {                                                                                     \
@@ -76,10 +84,10 @@
   TSR_INSTANCE class FusedNode<Tensor<T>, true>;                                                           \
   TSR_INSTANCE class FusedNode<Ternary<ops::Where, Tensor<bool>, Tensor<T>, ScalarLeaf<T>>, false>;        \
   TSR_INSTANCE class FusedNode<Unary<ops::Neg, Tensor<T>>, false>;                                         \
-  TSR_PRECOMPILED_ARITHMETIC(T, ops::Add)                                                                  \
-  TSR_PRECOMPILED_ARITHMETIC(T, ops::Sub)                                                                  \
-  TSR_PRECOMPILED_ARITHMETIC(T, ops::Mul)                                                                  \
-  TSR_PRECOMPILED_ARITHMETIC(T, ops::Div)                                                                  \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Add)                                                     \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Sub)                                                     \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Mul)                                                     \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Div)                                                     \
   }                                                                                                        \
   namespace detail {                                                                                       \
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
@@ -87,7 +95,12 @@
   TSR_INSTANCE void record_view<T>(const Tensor<T>&, const Tensor<T>&);                                    \
   TSR_INSTANCE Tensor<T> reduce_dims<T, SumReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
   }                                                                                                        \
-  }
+  }                                                                                                        \
+  TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Add)                                               \
+  TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Sub)                                               \
+  TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Mul)                                               \
+  TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Div)                                               \
+  TSR_PRECOMPILED_FULL_SUM(T)
 
 TSR_PRECOMPILED_ALL_TYPES(float)
 TSR_PRECOMPILED_ALL_TYPES(double)
@@ -96,29 +109,17 @@ TSR_PRECOMPILED_ALL_TYPES(int64_t)
 TSR_PRECOMPILED_ALL_TYPES(bool)
 TSR_PRECOMPILED_FLOATING(float)
 TSR_PRECOMPILED_FLOATING(double)
-TSR_PRECOMPILED_OPERATOR(float, ops::Add)
-TSR_PRECOMPILED_OPERATOR(float, ops::Sub)
-TSR_PRECOMPILED_OPERATOR(float, ops::Mul)
-TSR_PRECOMPILED_OPERATOR(float, ops::Div)
-TSR_PRECOMPILED_OPERATOR(double, ops::Add)
-TSR_PRECOMPILED_OPERATOR(double, ops::Sub)
-TSR_PRECOMPILED_OPERATOR(double, ops::Mul)
-TSR_PRECOMPILED_OPERATOR(double, ops::Div)
-TSR_PRECOMPILED_OPERATOR(int32_t, ops::Add)
-TSR_PRECOMPILED_OPERATOR(int32_t, ops::Sub)
-TSR_PRECOMPILED_OPERATOR(int32_t, ops::Mul)
-TSR_PRECOMPILED_OPERATOR(int64_t, ops::Add)
-TSR_PRECOMPILED_OPERATOR(int64_t, ops::Sub)
-TSR_PRECOMPILED_OPERATOR(int64_t, ops::Mul)
-TSR_PRECOMPILED_FULL_SUM(float)
-TSR_PRECOMPILED_FULL_SUM(double)
+TSR_PRECOMPILED_INTEGER(int32_t)
+TSR_PRECOMPILED_INTEGER(int64_t)
 
 #undef TSR_PRECOMPILED_ALL_TYPES
 #undef TSR_PRECOMPILED_FLOATING
-#undef TSR_PRECOMPILED_ARITHMETIC
-#undef TSR_PRECOMPILED_EXPRESSION
-#undef TSR_PRECOMPILED_OPERATOR
+#undef TSR_PRECOMPILED_INTEGER
 #undef TSR_PRECOMPILED_FULL_SUM
+#undef TSR_OPERAND_FORMS
+#undef TSR_EVALUATED
+#undef TSR_EVALUATED_AND_RECORDED
+#undef TSR_RECORDED_OP_NODE
 #undef TSR_INSTANCE
 
 #endif
