@@ -400,6 +400,18 @@ template <class U, Expression E>
 }
 
 namespace detail {
+// e as an expression of element type U: e itself when it already is one.
+// Library code converts to a compute type that is usually the input's own
+// (acc_t<float> is float); without the Cast node the expression types, and
+// everything instantiated for them, are shared with the user's own.
+template <class U, Expression E>
+auto as_type(const E& e) {
+  if constexpr (std::is_same_v<typename E::value_type, U>) return e;
+  else return Cast<U, E>(e);
+}
+}  // namespace detail
+
+namespace detail {
 // Turns an operand (expression or C++ number) into an expression node; a
 // number takes the type `wrapped_scalar_t` gives it beside `Other`.
 template <class Other, class X>

@@ -64,8 +64,11 @@ void index_reduce_into(T* values, int64_t* indices, const E& e, int64_t dim) {
   });
 }
 
+// The values and indices, unrecorded (argmax and argmin use the indices
+// alone: recording would compile a node that never runs).
 template <bool Max, Expression E>
-auto index_reduce(const E& e, int64_t dim, bool keepdim, const char* name) {
+std::tuple<Tensor<typename E::value_type>, Tensor<int64_t>> index_reduce_unrecorded(const E& e, int64_t dim,
+                                                                                     bool keepdim, const char* name) {
   using T = typename E::value_type;
   dim = wrap_dim(dim, e.dim());
   if (e.dim() > 0)
@@ -75,9 +78,15 @@ auto index_reduce(const E& e, int64_t dim, bool keepdim, const char* name) {
   auto values = Tensor<T>::allocate(shape);
   auto indices = Tensor<int64_t>::allocate(shape);
   index_reduce_into<Max>(values.data_ptr(), indices.data_ptr(), e, e.dim() == 0 ? 0 : dim);
-  record_op<autograd::tag::IndexReduce>(values, e, e.dim() == 0 ? 0 : dim, indices,
-                                        Max ? "MaxBackward0" : "MinBackward0");
   return std::make_tuple(std::move(values), std::move(indices));
+}
+
+template <bool Max, Expression E>
+auto index_reduce(const E& e, int64_t dim, bool keepdim, const char* name) {
+  auto result = index_reduce_unrecorded<Max>(e, dim, keepdim, name);
+  record_op<autograd::tag::IndexReduce>(std::get<0>(result), e, e.dim() == 0 ? 0 : wrap_dim(dim, e.dim()),
+                                        std::get<1>(result), Max ? "MaxBackward0" : "MinBackward0");
+  return result;
 }
 
 }  // namespace detail
@@ -94,29 +103,27 @@ auto min(const E& e, int64_t dim, bool keepdim = false) {
 template <Expression E>
 auto argmax(const E& e, int64_t dim, bool keepdim = false) {
   static_assert(!std::is_same_v<typename E::value_type, bool>, "argmax: bool tensors are not supported, as in PyTorch");
-  return detail::unrecorded([&] { return std::get<1>(detail::index_reduce<true>(e, dim, keepdim, "argmax")); });
+  return std::get<1>(detail::index_reduce_unrecorded<true>(e, dim, keepdim, "argmax"));
 }
 template <Expression E>
 auto argmin(const E& e, int64_t dim, bool keepdim = false) {
   static_assert(!std::is_same_v<typename E::value_type, bool>, "argmin: bool tensors are not supported, as in PyTorch");
-  return detail::unrecorded([&] { return std::get<1>(detail::index_reduce<false>(e, dim, keepdim, "argmin")); });
+  return std::get<1>(detail::index_reduce_unrecorded<false>(e, dim, keepdim, "argmin"));
 }
 // Over all elements: the index into the flattened input.
 template <Expression E>
 auto argmax(const E& e) {
   static_assert(!std::is_same_v<typename E::value_type, bool>, "argmax: bool tensors are not supported, as in PyTorch");
-  return detail::unrecorded([&] {
-    const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
-    return std::get<1>(detail::index_reduce<true>(flat, 0, false, "argmax"));
-  });
+  const NoGradGuard no_grad;  // the flattening view is not part of a graph
+  const auto flat = detail::unrecorded_tensor(e).reshape({-1});
+  return std::get<1>(detail::index_reduce_unrecorded<true>(flat, 0, false, "argmax"));
 }
 template <Expression E>
 auto argmin(const E& e) {
   static_assert(!std::is_same_v<typename E::value_type, bool>, "argmin: bool tensors are not supported, as in PyTorch");
-  return detail::unrecorded([&] {
-    const Tensor<typename E::value_type> flat = Tensor<typename E::value_type>(e).reshape({-1});
-    return std::get<1>(detail::index_reduce<false>(flat, 0, false, "argmin"));
-  });
+  const NoGradGuard no_grad;  // the flattening view is not part of a graph
+  const auto flat = detail::unrecorded_tensor(e).reshape({-1});
+  return std::get<1>(detail::index_reduce_unrecorded<false>(flat, 0, false, "argmin"));
 }
 
 }  // namespace tsr

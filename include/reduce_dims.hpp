@@ -273,7 +273,7 @@ auto mean(const E& e, const Shape& dims, bool keepdim = false) {
                                   "or complex dtype. Use mean(cast<float>(x)) for integer tensors.");
   const auto count = static_cast<double>(detail::reduced_count(e, dims));
   auto s = detail::reduce_dims<acc_t<T>, detail::SumReducer, acc_t<T>>(e, dims, keepdim);
-  Tensor<T> out(cast<T>(s / acc_t<T>(count)));
+  Tensor<T> out = detail::materialize<T>(detail::as_type<T>(s / acc_t<T>(count)));
   detail::record_op<autograd::tag::Sum>(out, e, dims, true, "MeanBackward1");
   return out;
 }

@@ -52,8 +52,10 @@ template <Expression E>
 auto cumsum(const E& e, int64_t dim) {
   using T = typename E::value_type;
   using Acc = detail::scan_acc_t<T>;
-  auto out = detail::unrecorded(
-      [&] { return detail::scan<detail::sum_t<T>>(Tensor<T>(e), dim, Acc(0), [](Acc a, Acc b) { return a + b; }); });
+  auto out = detail::unrecorded([&] {
+    return detail::scan<detail::sum_t<T>>(detail::unrecorded_tensor(e), dim, Acc(0),
+                                          [](Acc a, Acc b) { return a + b; });
+  });
   detail::record_op<autograd::tag::Cumsum>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
   return out;
 }
@@ -61,8 +63,10 @@ template <Expression E>
 auto cumprod(const E& e, int64_t dim) {
   using T = typename E::value_type;
   using Acc = detail::scan_acc_t<T>;
-  auto out = detail::unrecorded(
-      [&] { return detail::scan<detail::sum_t<T>>(Tensor<T>(e), dim, Acc(1), [](Acc a, Acc b) { return a * b; }); });
+  auto out = detail::unrecorded([&] {
+    return detail::scan<detail::sum_t<T>>(detail::unrecorded_tensor(e), dim, Acc(1),
+                                          [](Acc a, Acc b) { return a * b; });
+  });
   detail::record_op<autograd::tag::Cumprod>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
   return out;
 }

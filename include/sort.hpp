@@ -81,7 +81,10 @@ auto sort(const E& e, int64_t dim = -1, bool descending = false) {
 // The positions that sort x along dim.
 template <Expression E>
 Tensor<int64_t> argsort(const E& e, int64_t dim = -1, bool descending = false) {
-  return detail::unrecorded([&] { return std::get<1>(sort(e, dim, descending)); });
+  const NoGradGuard no_grad;  // positions have no gradient
+  const auto x = detail::unrecorded_tensor(e);
+  dim = detail::wrap_dim(dim, x.dim());
+  return std::get<1>(detail::sort_lines(x, dim, x.dim() == 0 ? 1 : x.size(dim), descending));
 }
 
 // The k largest (or smallest) elements along dim, in order, and their

@@ -19,6 +19,22 @@ Tensor<T> drop_reduced(Tensor<T> kept, const E& e, const Shape& dims, bool keepd
   return kept.view(reduced_shape(e.sizes(), reduce_mask(dims, e.dim()), false));
 }
 
+// The passes of the composite reductions below are the library's own
+// (reduce_dims, materialize), not the public ops: those would compile the
+// recording of nodes, and their backward, that never run inside them.
+
+template <class T, Expression E>
+Tensor<T> var_impl(const E& e, const Shape& dims, int64_t correction, bool keepdim) {
+  using A = acc_t<T>;
+  const auto x = as_type<A>(e);
+  const double count = static_cast<double>(reduced_count(e, dims));
+  // The mean with kept dims: it broadcasts against e.
+  const Tensor<A> m = materialize<A>(reduce_dims<A, SumReducer, A>(x, dims, true) / A(count));
+  const Tensor<A> ss = reduce_dims<A, SumReducer, A>(square(x - m), dims, keepdim);
+  const double denom = std::max<double>(0, count - static_cast<double>(correction));
+  return materialize<T>(as_type<T>(ss / A(denom)));
+}
+
 }  // namespace detail
 
 // Variance over dims with Bessel's correction by default: two passes (the
@@ -28,20 +44,16 @@ template <Expression E>
 auto var(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
   using T = typename E::value_type;
   static_assert(is_floating_v<T>, "std and var only support floating point and complex dtypes");
-  using A = acc_t<T>;
-  auto out = detail::unrecorded([&] {
-    const auto m = mean(cast<A>(e), dims, true);  // kept dims: it broadcasts against e
-    const auto ss = sum(square(cast<A>(e) - m), dims, keepdim);
-    const double denom = std::max<double>(0, static_cast<double>(detail::reduced_count(e, dims) - correction));
-    return Tensor<T>(cast<T>(ss / A(denom)));
-  });
+  auto out = detail::unrecorded([&] { return detail::var_impl<T>(e, dims, correction, keepdim); });
   detail::record_op<autograd::tag::Var>(out, e, dims, correction, false);
   return out;
 }
 template <Expression E>
 auto std(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
   using T = typename E::value_type;
-  auto out = detail::unrecorded([&] { return Tensor<T>(sqrt(var(e, dims, correction, keepdim))); });
+  static_assert(is_floating_v<T>, "std and var only support floating point and complex dtypes");
+  auto out = detail::unrecorded(
+      [&] { return detail::materialize<T>(sqrt(detail::var_impl<T>(e, dims, correction, keepdim))); });
   detail::record_op<autograd::tag::Var>(out, e, dims, correction, true);
   return out;
 }
@@ -50,7 +62,7 @@ namespace detail {
 template <class T, Expression E>
 Tensor<T> norm_impl(const E& e, double p, const Shape& dims, bool keepdim) {
   using A = acc_t<T>;
-  const auto x = cast<A>(e);
+  const auto x = as_type<A>(e);
   constexpr double inf = std::numeric_limits<double>::infinity();
   Tensor<A> r;
   if (p == inf || p == -inf) {
@@ -59,24 +71,24 @@ Tensor<T> norm_impl(const E& e, double p, const Shape& dims, bool keepdim) {
     detail::check(empty < 0, "linalg.vector_norm cannot compute the ", p > 0 ? "inf" : "-inf",
                   " norm on the dimension ", empty,
                   "because this dimension is empty and the operation does not have an identity");
-    r = p > 0 ? amax(abs(x), dims, true) : amin(abs(x), dims, true);
+    r = p > 0 ? reduce_dims<A, MaxReducer, A>(abs(x), dims, true) : reduce_dims<A, MinReducer, A>(abs(x), dims, true);
   } else if (p == 0) {
-    r = sum(cast<A>(x != A(0)), dims, true);
+    r = reduce_dims<A, SumReducer, A>(cast<A>(x != A(0)), dims, true);
   } else if (p == 1) {
-    r = sum(abs(x), dims, true);
+    r = reduce_dims<A, SumReducer, A>(abs(x), dims, true);
   } else if (p == 2) {
     if (e.numel() == 0) {
-      r = sum(x, dims, true);
+      r = reduce_dims<A, SumReducer, A>(x, dims, true);
     } else {
-      const Tensor<A> scale = amax(abs(x), dims, true);
-      const Tensor<A> safe = where(scale > A(0) && isfinite(scale), scale, A(1));
-      const Tensor<A> ss = sum(square(x / safe), dims, true);
-      r = where(isinf(scale), scale, safe * sqrt(ss));
+      const Tensor<A> scale = reduce_dims<A, MaxReducer, A>(abs(x), dims, true);
+      const Tensor<A> safe = materialize<A>(where(scale > A(0) && isfinite(scale), scale, A(1)));
+      const Tensor<A> ss = reduce_dims<A, SumReducer, A>(square(x / safe), dims, true);
+      r = materialize<A>(where(isinf(scale), scale, safe * sqrt(ss)));
     }
   } else {
-    r = pow(sum(pow(abs(x), A(p)), dims, true), A(1.0 / p));
+    r = materialize<A>(pow(reduce_dims<A, SumReducer, A>(pow(abs(x), A(p)), dims, true), A(1.0 / p)));
   }
-  return detail::drop_reduced(Tensor<T>(cast<T>(r)), e, dims, keepdim);
+  return detail::drop_reduced(materialize<T>(as_type<T>(r)), e, dims, keepdim);
 }
 }  // namespace detail
 
@@ -100,17 +112,17 @@ namespace detail {
 template <class T, Expression E>
 Tensor<T> logsumexp_impl(const E& e, const Shape& dims, bool keepdim) {
   using A = acc_t<T>;
-  const auto x = cast<A>(e);
+  const auto x = as_type<A>(e);
   Tensor<A> r;
   if (detail::reduced_count(e, dims) == 0) {
     r = full<A>(detail::reduced_shape(e.sizes(), detail::reduce_mask(dims, e.dim()), true),
                 -std::numeric_limits<A>::infinity());
-  } else {
-    const Tensor<A> m = amax(x, dims, true);
-    const Tensor<A> shift = where(isinf(m), A(0), m);
-    r = log(sum(exp(x - shift), dims, true)) + shift;
+  } else {  // unrecorded passes, as in softmax_like
+    const Tensor<A> m = reduce_dims<A, MaxReducer, A>(x, dims, true);
+    const Tensor<A> shift = materialize<A>(where(isinf(m), A(0), m));
+    r = materialize<A>(log(reduce_dims<A, SumReducer, A>(exp(x - shift), dims, true)) + shift);
   }
-  return detail::drop_reduced(Tensor<T>(cast<T>(r)), e, dims, keepdim);
+  return detail::drop_reduced(materialize<T>(as_type<T>(r)), e, dims, keepdim);
 }
 }  // namespace detail
 
@@ -125,22 +137,32 @@ auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
 }
 
 namespace detail {
-// softmax and log_softmax: the row maximum m and the sum s of exp(x - m),
-// both kept as dims of size 1 (two passes over e), then one output pass
-// that evaluates output(x, m, s).
-template <Expression E, class F>
-auto softmax_like(const E& e, int64_t dim, bool log, F&& output) {
+// softmax (Log false) and log_softmax (true) along a wrapped dim: the row
+// maximum m and the sum s of exp(x - m), both kept as dims of size 1 (two
+// passes over e), then one output pass.
+template <bool Log, Expression E>
+Tensor<typename E::value_type> softmax_forward(const E& e, int64_t dim) {
   using T = typename E::value_type;
   using A = acc_t<T>;
+  if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
+  const auto x = as_type<A>(e);
+  const Tensor<A> m = reduce_dims<A, MaxReducer, A>(x, Shape{dim}, true);
+  const Tensor<A> s = reduce_dims<A, SumReducer, A>(exp(x - m), Shape{dim}, true);
+  if constexpr (Log) {
+    // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away
+    // the digits of log(s) when m is large.
+    const Tensor<A> log_s = materialize<A>(log(s));
+    return materialize<T>(as_type<T>((x - m) - log_s));
+  } else {
+    return materialize<T>(as_type<T>(exp(x - m) / s));
+  }
+}
+
+template <bool Log, Expression E>
+Tensor<typename E::value_type> softmax_like(const E& e, int64_t dim) {
   dim = wrap_dim(dim, e.dim());
-  auto out = unrecorded([&] {
-    if (e.numel() == 0) return Tensor<T>::allocate(e.sizes());
-    const auto x = cast<A>(e);
-    const Tensor<A> m = amax(x, Shape{dim}, true);
-    const Tensor<A> s = sum(exp(x - m), Shape{dim}, true);
-    return Tensor<T>(cast<T>(output(x, m, s)));
-  });
-  record_op<autograd::tag::Softmax>(out, e, dim, log);
+  auto out = unrecorded([&] { return softmax_forward<Log>(e, dim); });
+  record_op<autograd::tag::Softmax>(out, e, dim, Log);
   return out;
 }
 }  // namespace detail
@@ -150,20 +172,13 @@ template <Expression E>
 auto softmax(const E& e, int64_t dim) {
   static_assert(is_floating_v<typename E::value_type>,
                 "softmax(): expected a floating point input (cast<float>(x) for integers)");
-  return detail::softmax_like(e, dim, false,
-                              [](const auto& x, const auto& m, const auto& s) { return exp(x - m) / s; });
+  return detail::softmax_like<false>(e, dim);
 }
 template <Expression E>
 auto log_softmax(const E& e, int64_t dim) {
   static_assert(is_floating_v<typename E::value_type>,
                 "log_softmax(): expected a floating point input (cast<float>(x) for integers)");
-  // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round away
-  // the digits of log(s) when m is large.
-  return detail::softmax_like(e, dim, true, [](const auto& x, const auto& m, const auto& s) {
-    using A = typename std::remove_cvref_t<decltype(s)>::value_type;
-    const Tensor<A> log_s = log(s);
-    return (x - m) - log_s;
-  });
+  return detail::softmax_like<true>(e, dim);
 }
 
 }  // namespace tsr

@@ -454,7 +454,7 @@ Tensor<L> reduce_to_shape(const G& grad, const Shape& shape) {
   // expression into it: fused, every gradient expression type instantiated
   // the whole reduction machinery again, which doubled the build time of
   // the test suite. One extra pass, for broadcast leaves only.
-  return sum_to(materialize<L>(cast<L>(grad)), shape);
+  return sum_to(materialize<L>(as_type<L>(grad)), shape);
 }
 
 // PyTorch's error when a tensor saved for backward at version `then` was
@@ -582,7 +582,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
             const bool direct = grad && total.sizes() == x.sizes();
             const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(total.sizes());
             const Tensor<L> base = direct ? *grad : detail::scalar_tensor<L>(-L(0)).expand(total.sizes());
-            detail::assign(dst, base + cast<L>(total));
+            detail::assign(dst, base + detail::as_type<L>(total));
             if (direct) grad->storage()->bump_version();
             else out[0] = detail::sum_to(dst, x.sizes()).impl_ptr();
             return out;

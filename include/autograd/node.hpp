@@ -104,17 +104,6 @@ class RunningNode {
 }  // namespace tsr::autograd
 
 namespace tsr::detail {
-// Materializes e without recording it: for the fused backward's gradient
-// expressions, whose recording would instantiate a node type for every
-// gradient expression, whose backward would instantiate more, forever. (A
-// recorded backward, create_graph, evaluates them one op at a time instead:
-// autograd/fused.hpp.)
-template <class T, class E>
-Tensor<T> materialize(const E& e) {
-  auto out = Tensor<T>::allocate(e.sizes());
-  assign(out, e);
-  return out;
-}
 // An expression a backward computes (autograd/fused.hpp): fused and
 // unrecorded, or recorded op by op under create_graph.
 template <class T, class E>

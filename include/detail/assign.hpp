@@ -257,4 +257,25 @@ template <class T, class E>
   });
 }
 
+// Materializes e into a new tensor without recording it for autograd: the
+// fused backward's gradient expressions (recording them would instantiate a
+// node type for every gradient expression, whose backward would instantiate
+// more, forever; a recorded backward, create_graph, evaluates them one op at
+// a time instead: autograd/fused.hpp), and the inner passes of composite ops,
+// which record one node of their own.
+template <class T, class E>
+Tensor<T> materialize(const E& e) {
+  auto out = Tensor<T>::allocate(e.sizes());
+  assign(out, e);
+  return out;
+}
+
+// e as a tensor, unrecorded: a tensor is itself, an expression is
+// materialized.
+template <class E>
+Tensor<typename E::value_type> unrecorded_tensor(const E& e) {
+  if constexpr (std::is_same_v<E, Tensor<typename E::value_type>>) return e;
+  else return materialize<typename E::value_type>(e);
+}
+
 }  // namespace tsr::detail
