@@ -102,6 +102,35 @@
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Div)                                               \
   TSR_PRECOMPILED_FULL_SUM(T)
 
+// Per floating type: the ops over tensors (not fused into expressions) that
+// training programs use, with their nodes: matrix products, softmax and
+// log_softmax, sums and maxima over dims, argmax and argmin.
+#define TSR_PRECOMPILED_TENSOR_OPS(T)                                                                      \
+  namespace tsr {                                                                                          \
+  namespace autograd {                                                                                     \
+  TSR_INSTANCE void OpRule<tag::Matmul>::record<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,   \
+                                                   const char*);                                           \
+  TSR_INSTANCE void OpRule<tag::Softmax>::record<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, int64_t, \
+                                                              bool);                                       \
+  TSR_INSTANCE void OpRule<tag::Sum>::record<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, const Shape&, \
+                                                          bool, const char*);                              \
+  TSR_INSTANCE void OpRule<tag::Extremum>::record<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&,        \
+                                                               const Shape&, const char*, bool);           \
+  }                                                                                                        \
+  namespace detail {                                                                                       \
+  TSR_INSTANCE Tensor<T> matmul_impl<T>(const Tensor<T>&, const Tensor<T>&);                               \
+  TSR_INSTANCE Tensor<T> mm_impl<T>(const Tensor<T>&, const Tensor<T>&);                                   \
+  TSR_INSTANCE Tensor<T> softmax_forward<false, Tensor<T>>(const Tensor<T>&, int64_t);                     \
+  TSR_INSTANCE Tensor<T> softmax_forward<true, Tensor<T>>(const Tensor<T>&, int64_t);                      \
+  TSR_INSTANCE Tensor<T> reduce_dims<T, MaxReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
+  TSR_INSTANCE Tensor<T> reduce_dims<T, MinReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
+  TSR_INSTANCE std::tuple<Tensor<T>, Tensor<int64_t>> index_reduce_unrecorded<true, Tensor<T>>(            \
+      const Tensor<T>&, int64_t, bool, const char*);                                                       \
+  TSR_INSTANCE std::tuple<Tensor<T>, Tensor<int64_t>> index_reduce_unrecorded<false, Tensor<T>>(           \
+      const Tensor<T>&, int64_t, bool, const char*);                                                       \
+  }                                                                                                        \
+  }
+
 TSR_PRECOMPILED_ALL_TYPES(float)
 TSR_PRECOMPILED_ALL_TYPES(double)
 TSR_PRECOMPILED_ALL_TYPES(int32_t)
@@ -109,12 +138,15 @@ TSR_PRECOMPILED_ALL_TYPES(int64_t)
 TSR_PRECOMPILED_ALL_TYPES(bool)
 TSR_PRECOMPILED_FLOATING(float)
 TSR_PRECOMPILED_FLOATING(double)
+TSR_PRECOMPILED_TENSOR_OPS(float)
+TSR_PRECOMPILED_TENSOR_OPS(double)
 TSR_PRECOMPILED_INTEGER(int32_t)
 TSR_PRECOMPILED_INTEGER(int64_t)
 
 #undef TSR_PRECOMPILED_ALL_TYPES
 #undef TSR_PRECOMPILED_FLOATING
 #undef TSR_PRECOMPILED_INTEGER
+#undef TSR_PRECOMPILED_TENSOR_OPS
 #undef TSR_PRECOMPILED_FULL_SUM
 #undef TSR_OPERAND_FORMS
 #undef TSR_EVALUATED
