@@ -101,6 +101,7 @@ int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
 }
 
 int main() {
+  bench::print_machine();
   bench::set_threads(1);
   constexpr int64_t N = int64_t{1} << 22;
   manual_seed(1);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -94,6 +96,26 @@ template <class F, class G>
 std::pair<double, double> paired_ms(int reps, F&& f, G&& g) {
   const auto t = interleaved_ns_per_call(reps, 1, f, g);
   return {t[0][t[0].size() / 2] / 1e6, t[1][t[1].size() / 2] / 1e6};
+}
+
+// The CPU's model name, as the kernel reports it ("unknown CPU" elsewhere).
+inline std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown CPU";
+}
+
+// The first line of every benchmark: what it runs on, and the instruction
+// set its kernels were compiled for (figures from different ones are not
+// comparable).
+inline void print_machine() {
+  std::printf("machine: %s, %u hardware threads; compiled for %s (%zu-byte SIMD)\n", cpu_model().c_str(),
+              std::thread::hardware_concurrency(), xsimd::default_arch::name(),
+              static_cast<std::size_t>(xsimd::default_arch::alignment()));
 }
 
 // Keeps the compiler from dropping a computed value.

@@ -34,6 +34,7 @@ void row(const char* what, double ms, double bytes = 0) {
 }  // namespace
 
 int main() {
+  bench::print_machine();
   manual_seed(1);
   auto a = rand({N}), b = rand({N}), c = rand({N}), d = rand({N});
   auto out = empty({N});

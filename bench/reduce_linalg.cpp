@@ -94,6 +94,7 @@ void gemm_section(int64_t n) {
 }  // namespace
 
 int main() {
+  bench::print_machine();
   constexpr int64_t N = int64_t{1} << 24;
   constexpr int64_t M = 4096;
   manual_seed(1);

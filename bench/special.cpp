@@ -23,6 +23,7 @@ constexpr int kReps = 11;
 }  // namespace
 
 int main() {
+  bench::print_machine();
   manual_seed(1);
   // Inputs spread over each function's interesting range: [-6, 6].
   Tensor<float> x = rand({N}) * 12.f - 6.f;
