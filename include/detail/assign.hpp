@@ -96,6 +96,35 @@ inline int64_t tile_count(const Plan& p) {
   return p.rows() * ((p.inner_size() + kTile - 1) / kTile);
 }
 
+// Writes one tile: n elements of a row of an expression, whose evaluator
+// (type-erased) is placed at the tile's start index. The only part of a
+// tiled evaluation that depends on the expression.
+template <class T, class Ev>
+void write_tile(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n) {
+  Ev local = *static_cast<const Ev*>(ev);
+  local.set_row(idx, nd);
+  write_row(out, out_stride, local, n);
+}
+template <class T>
+using TileWriter = void (*)(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n);
+
+// Writes every tile of `plan` into dst with `write` (on the pool when the job
+// is large): the tiling and threading, compiled once per element type rather
+// than once per expression. A tile is 4096 elements: the indirect call and
+// the evaluator's copy per tile cost nothing measurable.
+template <class T>
+void write_tiles(const Tensor<T>& dst, const Plan& plan, TileWriter<T> write, const void* ev) {
+  const TensorEval<T> out_ev = dst.evaluator(plan);
+  T* const out_base = const_cast<T*>(out_ev.base);
+  run_units(tile_count(plan), dst.numel(), [&](int64_t ub, int64_t ue) {
+    for_each_tile(plan, ub, ue, [&](const int64_t* idx, int64_t len) {
+      int64_t off = 0;
+      for (int k = 0; k < plan.ndim; ++k) off += idx[k] * out_ev.st[k];
+      write(ev, out_base + off, out_ev.inner, idx, plan.ndim, len);
+    });
+  });
+}
+
 // For a leaf of dst's own storage: true when it overlaps dst under a
 // different element mapping (out of line: few leaves ever get here).
 template <class T, class L>
@@ -242,19 +271,9 @@ template <class T, class E>
 
   const Plan plan = linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src);
   const auto ev = src.evaluator(plan);
-  static_assert(std::is_trivially_copyable_v<std::remove_const_t<decltype(ev)>>, "evaluators must be trivially copyable");
-  const TensorEval<T> out_ev = dst.evaluator(plan);
-  T* const out_base = const_cast<T*>(out_ev.base);
-
-  run_units(tile_count(plan), n, [&](int64_t ub, int64_t ue) {
-    auto local = ev;
-    for_each_tile(plan, ub, ue, [&](const int64_t* idx, int64_t len) {
-      local.set_row(idx, plan.ndim);
-      int64_t off = 0;
-      for (int k = 0; k < plan.ndim; ++k) off += idx[k] * out_ev.st[k];
-      write_row(out_base + off, out_ev.inner, local, len);
-    });
-  });
+  using Ev = std::remove_const_t<decltype(ev)>;
+  static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable");
+  write_tiles(dst, plan, &write_tile<T, Ev>, &ev);
 }
 
 // Materializes e into a new tensor without recording it for autograd: the
