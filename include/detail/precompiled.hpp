@@ -48,6 +48,12 @@
   }
 // The node of a single op as a recorded backward (create_graph) evaluates it.
 #define TSR_RECORDED_OP_NODE(T, ...) TSR_INSTANCE class FusedNode<__VA_ARGS__, false>;
+// An expression type written into an existing tensor (copy_, fill_, +=, a
+// view assigned), with autograd's checks and history for in-place writes.
+#define TSR_WRITTEN_IN_PLACE(T, ...)                                                                       \
+  namespace tsr::detail {                                                                                  \
+  TSR_INSTANCE Tensor<T>& copy_with_history<T, __VA_ARGS__>(Tensor<T>&, const __VA_ARGS__&);               \
+  }
 
 // Per integer type: the arithmetic (division gives floats: not listed).
 #define TSR_PRECOMPILED_INTEGER(T)                                                                         \
@@ -101,6 +107,12 @@
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Sub)                                               \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Mul)                                               \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Div)                                               \
+  TSR_WRITTEN_IN_PLACE(T, ScalarLeaf<T>)                                                                   \
+  TSR_WRITTEN_IN_PLACE(T, Tensor<T>)                                                                       \
+  TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Add)                                                     \
+  TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Sub)                                                     \
+  TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Mul)                                                     \
+  TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Div)                                                     \
   TSR_PRECOMPILED_FULL_SUM(T)
 
 // Per floating type: the ops over tensors (not fused into expressions) that
@@ -153,6 +165,7 @@ TSR_PRECOMPILED_INTEGER(int64_t)
 #undef TSR_EVALUATED
 #undef TSR_EVALUATED_AND_RECORDED
 #undef TSR_RECORDED_OP_NODE
+#undef TSR_WRITTEN_IN_PLACE
 #undef TSR_INSTANCE
 
 #endif
