@@ -116,9 +116,12 @@ TEST_CASE("addmm, linear, outer and dot match PyTorch") {
 
 TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
   manual_seed(3);
-  // Sizes around the register tile (6 x 2W), the K block (256) and the row block.
+  // Sizes around the register tiles (6 or 12 x 2W), the K block and the row
+  // block; narrow ones (64 x 10) take the transposed product or, with B
+  // given transposed, dot products.
   for (auto [m, k, n] : {std::array<int64_t, 3>{1, 1, 1}, {5, 7, 3}, {6, 16, 16}, {7, 257, 17}, {13, 1, 33},
-                         {150, 300, 70}, {2, 513, 2}, {300, 64, 1}, {1, 64, 300}}) {
+                         {150, 300, 70}, {2, 513, 2}, {300, 64, 1}, {1, 64, 300}, {64, 256, 10}, {10, 100, 64},
+                         {33, 37, 5}, {3, 800, 40}}) {
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);
@@ -128,6 +131,7 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
     const auto bound = reference_mm(Tensor<float>(abs(a)), Tensor<float>(abs(b))) * (k * 6e-8);
     CHECK(all(abs(cast<double>(mm(a, b)) - want) <= bound).item());
     CHECK(all(abs(cast<double>(mm(a.t().contiguous().t(), b.t().contiguous().t())) - want) <= bound).item());
+    CHECK(all(abs(cast<double>(mm(a, b.t().contiguous().t())) - want) <= bound).item());
     const auto ad = a.to<double>(), bd = b.to<double>();
     CHECK(allclose(mm(ad, bd), want, 1e-12, 1e-12));
   }
@@ -142,7 +146,12 @@ TEST_CASE("products are bitwise identical for 1 and 2 threads and any operand la
   const auto one = mm(a, b);
   const auto one_batch = bmm(batch_a, batch_b);
   const auto one_mv = mv(a, b.select(1, 0));
+  // A layer's x W^T, wide and narrow (dot products, parallel over rows).
+  const auto x = randn<float>({2048, 256}), w = randn<float>({256, 256}), w_narrow = randn<float>({10, 256});
+  const auto one_wide = mm(x, w.t()), one_narrow = mm(x, w_narrow.t());
   set_num_threads(2);
+  CHECK(equal(mm(x, w.t()), one_wide));
+  CHECK(equal(mm(x, w_narrow.t()), one_narrow));
   CHECK(equal(mm(a, b), one));
   CHECK(equal(bmm(batch_a, batch_b), one_batch));
   CHECK(equal(mv(a, b.select(1, 0)), one_mv));

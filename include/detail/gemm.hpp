@@ -21,6 +21,10 @@
 #include <cstdlib>
 #include <new>
 
+#if __has_include(<unistd.h>)
+#include <unistd.h>
+#endif
+
 #include <xsimd/xsimd.hpp>
 
 #include "thread_pool.hpp"
@@ -44,20 +48,54 @@ struct MatSpan {
   T& operator()(int64_t i, int64_t j) const { return p[i * rs + j * cs]; }
 };
 
-// Register and cache blocking. MR x NR accumulators take 12 of the 16 vector
-// registers of AVX2 (MR rows, two batches wide), leaving room for the two B
-// loads and the A broadcast. KC x NR of B (16 KiB for float) sits in L1, MC x
-// KC of A (~144 KiB) in L2, KC x NC of B (~3 MiB) in L3.
+// The register tile, chosen for the instruction set the code is compiled
+// for: MR x NR accumulators (MR rows, two batches wide) plus the two B loads
+// and the A broadcast must fit the vector registers: 6 x 2 of AVX2's 16
+// (SSE and NEON alike), 12 x 2 of AVX-512's 32.
 template <class T>
-struct GemmBlocking {
+struct GemmKernel {
   using Batch = xsimd::batch<T>;
   static constexpr int64_t W = static_cast<int64_t>(Batch::size);
-  static constexpr int64_t MR = 6;
+  static constexpr int vector_registers = sizeof(Batch) == 64 ? 32 : 16;
+  static constexpr int64_t MR = vector_registers == 32 ? 12 : 6;
   static constexpr int64_t NR = 2 * W;
-  static constexpr int64_t KC = 256;
-  static constexpr int64_t MC = MR * (144 * 1024 / (KC * sizeof(T)) / MR);
-  static constexpr int64_t NC = NR * (3 * 1024 * 1024 / (KC * sizeof(T)) / NR);
 };
+
+// The size of data cache level 1, 2 or 3 in bytes as the C library reports
+// it, or `fallback` where it does not.
+inline int64_t cache_bytes([[maybe_unused]] int level, int64_t fallback) {
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+  const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
+  const long v = ::sysconf(names[level - 1]);
+  if (v > 0) return static_cast<int64_t>(v);
+#endif
+  return fallback;
+}
+
+// Cache blocking derived from this machine's caches (the analytical model of
+// BLIS): a KC x NR micro-panel of B stays in half of L1 while A's
+// micro-panels stream past it; an MC x KC block of A stays in half of L2;
+// a KC x NC block of B in half of L3 (at most 4096 columns: some virtual
+// machines report an L3 of hundreds of MiB). Computed once per process, so
+// every product sums in the same order (KC steps) whatever the thread count.
+struct GemmBlocks {
+  int64_t kc, mc, nc;
+};
+template <class T>
+GemmBlocks gemm_blocks_for(int64_t l1, int64_t l2, int64_t l3) {
+  using K = GemmKernel<T>;
+  const auto round_down = [](int64_t v, int64_t unit, int64_t least) { return std::max(least, v / unit * unit); };
+  const int64_t kc = round_down(l1 / 2 / (K::NR * int64_t(sizeof(T))), 16, 64);
+  const int64_t mc = round_down(l2 / 2 / (kc * int64_t(sizeof(T))), K::MR, K::MR);
+  const int64_t nc = std::min<int64_t>(round_down(l3 / 2 / (kc * int64_t(sizeof(T))), K::NR, K::NR), 4096);
+  return {kc, mc, nc};
+}
+template <class T>
+const GemmBlocks& gemm_blocks() {
+  static const GemmBlocks blocks =
+      gemm_blocks_for<T>(cache_bytes(1, 32 * 1024), cache_bytes(2, 512 * 1024), cache_bytes(3, 8 * 1024 * 1024));
+  return blocks;
+}
 
 // A growable 64-byte aligned buffer, one per thread and purpose, so that
 // packing never allocates in steady state.
@@ -97,7 +135,7 @@ inline PackBuffer& pack_buffer_b() {
 // k-major (MR values per k), zero-padding the last panel.
 template <class T>
 void pack_a(MatView<T> a, int64_t mc, int64_t kc, T* dst) {
-  constexpr int64_t MR = GemmBlocking<T>::MR;
+  constexpr int64_t MR = GemmKernel<T>::MR;
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     const int64_t rows = std::min(MR, mc - i0);
     const T* src = a.p + i0 * a.rs;
@@ -115,7 +153,7 @@ void pack_a(MatView<T> a, int64_t mc, int64_t kc, T* dst) {
 // stored k-major (NR values per k), zero-padding the last panel.
 template <class T>
 void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst) {
-  constexpr int64_t NR = GemmBlocking<T>::NR;
+  constexpr int64_t NR = GemmKernel<T>::NR;
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t j0 = p * NR, cols = std::min(NR, nc - j0);
     T* out = dst + p * NR * kc;
@@ -123,6 +161,15 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
     if (cols == NR && b.cs == 1) {
       for (int64_t k = 0; k < kc; ++k, out += NR)
         for (int64_t j = 0; j < NR; ++j) out[j] = src[k * b.rs + j];
+    } else if (b.rs == 1) {
+      // B transposed (a weight matrix W in x W^T): its columns are contiguous
+      // rows of W, read one after the other, each written down the panel.
+      for (int64_t j = 0; j < cols; ++j) {
+        const T* col = src + j * b.cs;
+        for (int64_t k = 0; k < kc; ++k) out[k * NR + j] = col[k];
+      }
+      for (int64_t j = cols; j < NR; ++j)
+        for (int64_t k = 0; k < kc; ++k) out[k * NR + j] = T(0);
     } else {
       for (int64_t k = 0; k < kc; ++k, out += NR)
         for (int64_t j = 0; j < NR; ++j) out[j] = j < cols ? src[k * b.rs + j * b.cs] : T(0);
@@ -135,7 +182,7 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
 template <class T>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, MatSpan<T> c, int64_t mr,
                          int64_t nr, T alpha, T beta) {
-  using G = GemmBlocking<T>;
+  using G = GemmKernel<T>;
   using B = typename G::Batch;
   constexpr int64_t MR = G::MR, NR = G::NR, W = G::W;
   B acc0[MR], acc1[MR];
@@ -146,6 +193,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     for (int64_t i = 0; i < MR; ++i) __builtin_prefetch(c.p + i * c.rs, 1);
   for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
     const B b0 = B::load_aligned(b), b1 = B::load_aligned(b + W);
+#pragma GCC unroll 12
     for (int64_t i = 0; i < MR; ++i) {
       const B ai(a[i]);
       acc0[i] = xsimd::fma(ai, b0, acc0[i]);
@@ -179,14 +227,15 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     }
 }
 
-// One thread's share of a (kc x nc) step: rows [m0, m1) x B panels [p0, p1).
+// One thread's share of a (kc x nc) step: rows [m0, m1) x B panels [p0, p1),
+// A packed block by block into packed_a (mc x kc).
 template <class T>
-void gemm_block(MatView<T> a, const T* packed_b, MatSpan<T> c, int64_t m0, int64_t m1, int64_t p0, int64_t p1,
-                int64_t kc, int64_t nc, T alpha, T beta) {
-  using G = GemmBlocking<T>;
-  T* packed_a = pack_buffer_a().get<T>(G::MC * kc);
-  for (int64_t ic = m0; ic < m1; ic += G::MC) {
-    const int64_t mc = std::min(G::MC, m1 - ic);
+void gemm_block(MatView<T> a, const T* packed_b, T* packed_a, MatSpan<T> c, int64_t m0, int64_t m1, int64_t p0,
+                int64_t p1, int64_t kc, int64_t nc, T alpha, T beta) {
+  using G = GemmKernel<T>;
+  const int64_t mc_max = gemm_blocks<T>().mc;
+  for (int64_t ic = m0; ic < m1; ic += mc_max) {
+    const int64_t mc = std::min(mc_max, m1 - ic);
     pack_a(MatView<T>{a.p + ic * a.rs, a.rs, a.cs}, mc, kc, packed_a);
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t j = p * G::NR, nr = std::min(G::NR, nc - j);
@@ -273,12 +322,130 @@ void gemv(MatView<T> a, const T* x, int64_t incx, T* y, int64_t incy, int64_t m,
   }
 }
 
+// C = alpha * A B + beta * C as dot products, for a C with few rows or
+// columns whose A rows and B columns are both contiguous along k (x W^T with
+// a small W: a 10-class output layer): no packing, RI x RJ dot products at a
+// time in vector accumulators along k, each summed across its lanes at the
+// end. Row blocks are fixed units, so the thread count never changes a sum.
+template <class T>
+void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, int64_t k, T alpha, T beta,
+               bool parallel) {
+  using G = GemmKernel<T>;
+  using B = typename G::Batch;
+  constexpr int64_t W = G::W, RI = G::vector_registers == 32 ? 8 : 4, RJ = 2;
+  auto rows = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; i += RI) {
+      const T* ar[RI];
+      for (int64_t r = 0; r < RI; ++r) ar[r] = a.p + std::min(i + r, i1 - 1) * a.rs;  // repeats the last row at the edge
+      for (int64_t j = 0; j < n; j += RJ) {
+        const T* br[RJ];
+        for (int64_t s = 0; s < RJ; ++s) br[s] = b.p + std::min(j + s, n - 1) * b.cs;
+        B acc[RI][RJ];
+        for (auto& row : acc)
+          for (auto& x : row) x = B(T(0));
+        int64_t p = 0;
+        for (; p + W <= k; p += W) {
+          B va[RI], vb[RJ];
+#pragma GCC unroll 8
+          for (int64_t r = 0; r < RI; ++r) va[r] = B::load_unaligned(ar[r] + p);
+#pragma GCC unroll 8
+          for (int64_t s = 0; s < RJ; ++s) vb[s] = B::load_unaligned(br[s] + p);
+#pragma GCC unroll 8
+          for (int64_t r = 0; r < RI; ++r)
+#pragma GCC unroll 8
+            for (int64_t s = 0; s < RJ; ++s) acc[r][s] = xsimd::fma(va[r], vb[s], acc[r][s]);
+        }
+        for (int64_t r = 0; r < std::min(RI, i1 - i); ++r)
+          for (int64_t s = 0; s < std::min(RJ, n - j); ++s) {
+            T sum = xsimd::hadd(acc[r][s]);
+            for (int64_t q = p; q < k; ++q) sum += ar[r][q] * br[s][q];
+            T& out = c(i + r, j + s);
+            out = beta != T(0) ? beta * out + alpha * sum : alpha * sum;
+          }
+      }
+    }
+  };
+  const int64_t units = (m + RI - 1) / RI;
+  if (parallel && units >= 2 && m * n * k >= 64 * 64 * 64)
+    ThreadPool::instance().parallel_for(units, [&](int64_t u0, int64_t u1) { rows(u0 * RI, std::min(m, u1 * RI)); });
+  else
+    rows(0, m);
+}
+
+// C (m x n) = alpha * A (m x k) * B (k x n) + beta * C by packed blocks.
+// The threads run the whole product in one parallel region: at each (jc, pc)
+// step they pack their share of the B block, wait for each other at a
+// barrier, and multiply their share of rows (or of B's panels, whichever
+// has more register tiles). The B block is double-buffered, so the next
+// step's packing never overwrites what a slower thread still reads; one
+// barrier per step, where a job per step cost a wake-up of each worker
+// (half the speed of a 64 x 784 x 256 product on 2 threads).
+template <class T>
+void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c,
+                 bool parallel) {
+  using G = GemmKernel<T>;
+  GemmBlocks blocks = gemm_blocks<T>();
+  // K in equal steps (784 = 3 x 262 rather than 2 x 384 + 16: a short last
+  // step reads and writes C for little work).
+  const int64_t k_steps = (k + blocks.kc - 1) / blocks.kc;
+  blocks.kc = (k + k_steps - 1) / k_steps;
+  ThreadPool& pool = ThreadPool::instance();
+  const int64_t threads = parallel && m * n * k >= 64 * 64 * 64 ? pool.team_size() : 1;
+  // Every buffer is taken here, before the region: nothing in it may throw
+  // while another thread waits at the barrier.
+  const int64_t nc_max = std::min(blocks.nc, (n + G::NR - 1) / G::NR * G::NR);
+  const int64_t b_size = blocks.kc * nc_max, a_size = blocks.mc * std::min(blocks.kc, k);
+  T* const packed_b = pack_buffer_b().get<T>(2 * b_size);
+  T* const packed_a = pack_buffer_a().get<T>(threads * a_size);
+  SpinBarrier barrier(static_cast<int>(threads));
+
+  auto region = [&](int64_t t) {
+    int64_t step = 0;
+    for (int64_t jc = 0; jc < n; jc += blocks.nc) {
+      const int64_t nc = std::min(blocks.nc, n - jc);
+      const int64_t panels = (nc + G::NR - 1) / G::NR, row_units = (m + G::MR - 1) / G::MR;
+      const bool split_rows = row_units >= panels;
+      for (int64_t pc = 0; pc < k; pc += blocks.kc, ++step) {
+        const int64_t kc = std::min(blocks.kc, k - pc);
+        T* const bblock = packed_b + (step % 2) * b_size;
+        pack_b(MatView<T>{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs}, kc, nc, panels * t / threads,
+               panels * (t + 1) / threads, bblock);
+        barrier.wait();
+        const MatView<T> ablock{a.p + pc * a.cs, a.rs, a.cs};
+        const MatSpan<T> cblock{c.p + jc * c.cs, c.rs, c.cs};
+        const T step_beta = pc == 0 ? beta : T(1);
+        T* const my_a = packed_a + t * a_size;
+        if (split_rows) {
+          const int64_t m0 = row_units * t / threads * G::MR, m1 = std::min(m, row_units * (t + 1) / threads * G::MR);
+          if (m0 < m1) gemm_block(ablock, bblock, my_a, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta);
+        } else {
+          const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
+          if (p0 < p1) gemm_block(ablock, bblock, my_a, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta);
+        }
+      }
+    }
+  };
+  if (threads > 1) pool.parallel_for(threads, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) region(t);
+    });
+  else region(0);
+}
+
 // C (m x n) = alpha * A (m x k) * B (k x n) + beta * C. `parallel` false keeps
 // the work on the calling thread (callers that parallelize over a batch).
+// Products with one row, one column or K == 1 take their own paths.
+//
+// The elements of C computed (padding included) when C's rows are cut into
+// MR-high and its columns into NR-wide register tiles.
+template <class T>
+int64_t padded_tiles(int64_t m, int64_t n) {
+  using G = GemmKernel<T>;
+  return (m + G::MR - 1) / G::MR * G::MR * ((n + G::NR - 1) / G::NR * G::NR);
+}
+
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c,
           bool parallel = true) {
-  using G = GemmBlocking<T>;
   if (m == 0 || n == 0) return;
   if (k == 0) return scale_matrix(c, m, n, beta);
   // Column-major C: compute C^T = B^T A^T so the micro-kernel stores rows.
@@ -286,42 +453,17 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, 
   if (n == 1) return gemv(a, b.p, b.rs, c.p, c.rs, m, k, alpha, beta, parallel);
   if (m == 1) return gemv(b.t(), a.p, a.cs, c.p, c.cs, n, k, alpha, beta, parallel);
   if (k == 1) return outer(a, b, c, m, n, alpha, beta, parallel);
-
-  ThreadPool& pool = ThreadPool::instance();
-  const int64_t threads = parallel && m * n * k >= 64 * 64 * 64 ? pool.num_threads() : 1;
-  T* packed_b = pack_buffer_b().get<T>(G::KC * std::min(G::NC, (n + G::NR - 1) / G::NR * G::NR));
-  for (int64_t jc = 0; jc < n; jc += G::NC) {
-    const int64_t nc = std::min(G::NC, n - jc);
-    const int64_t panels = (nc + G::NR - 1) / G::NR, row_units = (m + G::MR - 1) / G::MR;
-    // Threads split whichever of M and N has more register tiles.
-    const bool split_rows = row_units >= panels;
-    for (int64_t pc = 0; pc < k; pc += G::KC) {
-      const int64_t kc = std::min(G::KC, k - pc);
-      const MatView<T> bblock{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs};
-      const MatView<T> ablock{a.p + pc * a.cs, a.rs, a.cs};
-      const MatSpan<T> cblock{c.p + jc * c.cs, c.rs, c.cs};
-      const T step_beta = pc == 0 ? beta : T(1);
-      auto pack = [&](int64_t p0, int64_t p1) { pack_b(bblock, kc, nc, p0, p1, packed_b); };
-      auto compute = [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) {
-          if (split_rows) {
-            const int64_t m0 = row_units * t / threads * G::MR, m1 = std::min(m, row_units * (t + 1) / threads * G::MR);
-            if (m0 < m1) gemm_block(ablock, packed_b, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta);
-          } else {
-            const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-            if (p0 < p1) gemm_block(ablock, packed_b, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta);
-          }
-        }
-      };
-      if (threads > 1) {
-        pool.parallel_for(panels, pack);
-        pool.parallel_for(threads, compute);
-      } else {
-        pack(0, panels);
-        compute(0, 1);
-      }
-    }
-  }
+  // Few columns (or rows), both operands contiguous along k: dot products.
+  constexpr int64_t kFew = 16;
+  if (n < kFew && a.cs == 1 && b.rs == 1) return gemm_dots(a, b, c, m, n, k, alpha, beta, parallel);
+  if (m < kFew && a.cs == 1 && b.rs == 1)
+    return gemm_dots(b.t(), a.t(), MatSpan<T>{c.p, c.cs, c.rs}, n, m, k, alpha, beta, parallel);
+  // A narrow C (a 10-class output layer: 64 x 10) leaves most of an NR-wide
+  // tile empty; its transpose fills the tiles, at the price of a strided
+  // write-back, which pays when it computes less than 3/4 of the padding.
+  if (4 * padded_tiles<T>(n, m) < 3 * padded_tiles<T>(m, n))
+    return gemm_packed(n, m, k, alpha, b.t(), a.t(), beta, MatSpan<T>{c.p, c.cs, c.rs}, parallel);
+  gemm_packed(m, n, k, alpha, a, b, beta, c, parallel);
 }
 
 }  // namespace tsr::detail

@@ -21,6 +21,9 @@ class ThreadPool {
   }
 
   int num_threads() const { return num_threads_; }
+  // The threads a parallel_for started here runs on at once: 1 inside a
+  // parallel_for, whose nested calls run on the calling thread.
+  int team_size() const { return in_worker() ? 1 : num_threads_; }
 
   void set_num_threads(int n) {
     check(n > 0, "set_num_threads expects a positive number of threads, got ", n);
@@ -52,9 +55,12 @@ class ThreadPool {
       job_threads_ = threads;
       remaining_.store(static_cast<int>(threads - 1), std::memory_order_relaxed);
       ++generation_;
+      published_.store(generation_, std::memory_order_release);
     }
     wake_.notify_all();
+    in_worker() = true;  // a nested parallel_for runs here, serially
     run_chunk(job, 0);
+    in_worker() = false;
     // Wait for the workers; spin first, since most jobs are short.
     for (int spin = 0; remaining_.load(std::memory_order_acquire) != 0; ++spin)
       if (spin > 1000) std::this_thread::yield();
@@ -102,6 +108,7 @@ class ThreadPool {
   void start_workers() {
     std::lock_guard lock(mutex_);
     stop_ = false;
+    published_.store(generation_, std::memory_order_relaxed);
     // New workers start from the current generation: the last job is done
     // and its pointer is stale.
     for (int t = 1; t < num_threads_; ++t) workers_.emplace_back([this, t, g = generation_] { worker_loop(t, g); });
@@ -110,6 +117,7 @@ class ThreadPool {
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
+      published_.store(~uint64_t{0}, std::memory_order_release);  // ends the spinning
     }
     wake_.notify_all();
     for (auto& w : workers_) w.join();
@@ -121,6 +129,11 @@ class ThreadPool {
     for (;;) {
       Job* job;
       int64_t threads;
+      // Spin a little before sleeping: work often comes in quick succession
+      // (the steps of one product, the ops of a training step), and waking a
+      // sleeping thread costs tens of microseconds, on virtual machines more.
+      for (int spin = 0; spin < kSpinsBeforeSleep && published_.load(std::memory_order_acquire) == seen; ++spin)
+        pause();
       {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -136,6 +149,14 @@ class ThreadPool {
     }
   }
 
+  // About 0.1 ms of pause instructions.
+  static constexpr int kSpinsBeforeSleep = 4096;
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   int num_threads_ = 1;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
@@ -144,8 +165,33 @@ class ThreadPool {
   Job* job_ = nullptr;
   int64_t job_threads_ = 0;
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, for the spinning workers
   std::atomic<int> remaining_{0};
   bool stop_ = false;
+};
+
+// A barrier for the threads of one parallel_for (each running one chunk of
+// a team_size() job): they spin, yielding after a while, since the waits are
+// short phases of one computation. Reusable: each wait is a new phase.
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int threads) : threads_(threads) {}
+  void wait() {
+    if (threads_ == 1) return;
+    const int phase = phase_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == threads_ - 1) {
+      arrived_.store(0, std::memory_order_relaxed);
+      phase_.store(phase + 1, std::memory_order_release);
+      return;
+    }
+    for (int spin = 0; phase_.load(std::memory_order_acquire) == phase; ++spin)
+      if (spin > 256) std::this_thread::yield();
+  }
+
+ private:
+  const int threads_;
+  std::atomic<int> arrived_{0};
+  std::atomic<int> phase_{0};
 };
 
 }  // namespace tsr::detail
