@@ -123,7 +123,12 @@ void fill_uniform(Tensor<T>& t, double from, double to, bool in_place) {
   check(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   fill_sequential(t, in_place, [&](Generator& g) {
     if constexpr (std::is_same_v<T, double>) return g.uniform_double() * (to - from) + from;
-    else return T(g.uniform_float() * float(to - from) + float(from));
+    // As PyTorch's CPU kernel: the bounds rounded to T first, the affine
+    // map in double (its accumulation type for float), then rounded to T.
+    else {
+      const double lo = static_cast<double>(static_cast<T>(from)), hi = static_cast<double>(static_cast<T>(to));
+      return T(static_cast<double>(g.uniform_float()) * (hi - lo) + lo);
+    }
   });
 }
 template <class T>
