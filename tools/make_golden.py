@@ -1074,6 +1074,128 @@ def special():
     mpmath.mp.dps = 50
 
 
+def nn_cases():
+    """nn: initial weights after manual_seed (bit-exact for uniform-based
+    initializations), activations and losses (output and input gradient,
+    float and double), state_dict keys and reprs."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    # Initial weights: layers built one per statement, in this order.
+    torch.manual_seed(0)
+    l1 = nn.Linear(5, 3)
+    l2 = nn.Linear(3, 2, bias=False)
+    save("nn_init_l1_weight", l1.weight)
+    save("nn_init_l1_bias", l1.bias)
+    save("nn_init_l2_weight", l2.weight)
+    torch.manual_seed(1)
+    w = torch.empty(4, 6)
+    nn.init.xavier_uniform_(w, gain=nn.init.calculate_gain("tanh"))
+    save("nn_init_xavier_uniform", w)
+    w = torch.empty(3, 4, 2, 2)
+    nn.init.kaiming_uniform_(w, mode="fan_out", nonlinearity="relu")
+    save("nn_init_kaiming_uniform_fan_out", w)
+    w = torch.empty(2000)
+    nn.init.trunc_normal_(w, mean=0.5, std=2.0, a=-1.0, b=3.0)
+    save("nn_init_trunc_normal", w)
+
+    # Activations: x is a transposed (non-contiguous) view; values around
+    # the kinks and the softplus threshold included.
+    g = torch.Generator().manual_seed(7)
+    acts = {
+        "relu": nn.ReLU(), "relu6": nn.ReLU6(), "leaky_relu": nn.LeakyReLU(0.2), "elu": nn.ELU(0.7),
+        "selu": nn.SELU(), "gelu": nn.GELU(), "gelu_tanh": nn.GELU(approximate="tanh"), "silu": nn.SiLU(),
+        "mish": nn.Mish(), "hardtanh": nn.Hardtanh(-0.5, 1.5), "hardswish": nn.Hardswish(),
+        "hardsigmoid": nn.Hardsigmoid(), "tanh": nn.Tanh(), "sigmoid": nn.Sigmoid(),
+        "softplus": nn.Softplus(beta=2.0, threshold=5.0), "softmax": nn.Softmax(dim=1),
+        "log_softmax": nn.LogSoftmax(dim=0),
+    }
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        base = (torch.randn(6, 4, generator=g, dtype=torch.float64) * 4).to(dtype)
+        gout = torch.randn(4, 6, generator=g, dtype=torch.float64).to(dtype)
+        save(f"nn_act_{tag}_x", base)
+        save(f"nn_act_{tag}_gout", gout)
+        for name, m in acts.items():
+            x = base.clone().requires_grad_()
+            y = m(x.t())
+            y.backward(gout)
+            save(f"nn_act_{tag}_{name}_y", y)
+            save(f"nn_act_{tag}_{name}_gx", x.grad)
+
+    # Losses, each reduction: the loss and the input's gradient.
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        x = torch.randn(6, 5, generator=g, dtype=torch.float64).to(dtype)
+        y = torch.randn(6, 5, generator=g, dtype=torch.float64).to(dtype)
+        p = torch.rand(6, 5, generator=g, dtype=torch.float64).to(dtype) * 0.98 + 0.01
+        t01 = torch.rand(6, 5, generator=g, dtype=torch.float64).to(dtype)
+        cls = torch.tensor([0, 4, 2, 2, 1, 3])
+        cls_ign = torch.tensor([0, 4, -100, 2, 1, 3])
+        w = torch.rand(5, generator=g, dtype=torch.float64).to(dtype) + 0.5
+        pw = torch.rand(5, generator=g, dtype=torch.float64).to(dtype) + 0.5
+        img = torch.randn(2, 5, 3, 2, generator=g, dtype=torch.float64).to(dtype)
+        img_t = torch.randint(0, 5, (2, 3, 2), generator=g)
+        probs = torch.softmax(torch.randn(6, 5, generator=g, dtype=torch.float64), 1).to(dtype)
+        for name, v in [("x", x), ("y", y), ("p", p), ("t01", t01), ("w", w), ("pw", pw), ("img", img),
+                        ("probs", probs)]:
+            save(f"nn_loss_{tag}_{name}", v)
+        save(f"nn_loss_{tag}_cls", cls)
+        save(f"nn_loss_{tag}_cls_ign", cls_ign)
+        save(f"nn_loss_{tag}_img_t", img_t)
+        cases = {
+            "mse": lambda i, r: F.mse_loss(i, y, reduction=r),
+            "l1": lambda i, r: F.l1_loss(i, y, reduction=r),
+            "smooth_l1": lambda i, r: F.smooth_l1_loss(i, y, reduction=r, beta=0.5),
+            "huber": lambda i, r: F.huber_loss(i, y, reduction=r, delta=0.7),
+            "nll": lambda i, r: F.nll_loss(F.log_softmax(i, 1), cls_ign, reduction=r),
+            "nll_w": lambda i, r: F.nll_loss(F.log_softmax(i, 1), cls_ign, weight=w, reduction=r),
+            "ce": lambda i, r: F.cross_entropy(i, cls, reduction=r),
+            "ce_w_ign_ls": lambda i, r: F.cross_entropy(i, cls_ign, weight=w, reduction=r, label_smoothing=0.2),
+            "ce_ign_ls": lambda i, r: F.cross_entropy(i, cls_ign, reduction=r, label_smoothing=0.1),
+            "ce_probs": lambda i, r: F.cross_entropy(i, probs, reduction=r),
+            "ce_probs_w_ls": lambda i, r: F.cross_entropy(i, probs, weight=w, reduction=r, label_smoothing=0.3),
+            "bce": lambda i, r: F.binary_cross_entropy(torch.sigmoid(i), t01, reduction=r),
+            "bce_w": lambda i, r: F.binary_cross_entropy(torch.sigmoid(i), t01, weight=w, reduction=r),
+            "bce_logits": lambda i, r: F.binary_cross_entropy_with_logits(i * 8, t01, reduction=r),
+            "bce_logits_pw": lambda i, r: F.binary_cross_entropy_with_logits(i * 8, t01, weight=w, pos_weight=pw,
+                                                                             reduction=r),
+        }
+        for name, f in cases.items():
+            for r in ["none", "mean", "sum"]:
+                i = x.clone().requires_grad_()
+                out = f(i, r)
+                out.backward(torch.ones_like(out))
+                save(f"nn_loss_{tag}_{name}_{r}", out)
+                save(f"nn_loss_{tag}_{name}_{r}_gx", i.grad)
+        for r in ["none", "mean", "sum"]:
+            i = img.clone().requires_grad_()
+            out = F.cross_entropy(i, img_t, reduction=r, label_smoothing=0.1)
+            out.backward(torch.ones_like(out))
+            save(f"nn_loss_{tag}_ce_spatial_{r}", out)
+            save(f"nn_loss_{tag}_ce_spatial_{r}_gx", i.grad)
+
+    # Module trees: state_dict keys and repr.
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(nn.Flatten(), nn.Linear(12, 8), nn.LeakyReLU(0.2), nn.Identity())
+            self.heads = nn.ModuleList([nn.Linear(8, 3), nn.Linear(8, 2, bias=False)])
+            self.acts = nn.ModuleDict({"gelu": nn.GELU(approximate="tanh"), "soft": nn.Softmax(dim=1)})
+            self.loss = nn.CrossEntropyLoss(weight=torch.ones(3))
+            self.register_buffer("scale", torch.ones(1))
+
+    net = Net()
+    with open(os.path.join(OUT, "nn_modules.txt"), "w") as f:
+        f.write("=== repr\n" + repr(net) + "\n")
+        f.write("=== state_dict\n" + "\n".join(net.state_dict().keys()) + "\n")
+        f.write("=== parameters\n" + "\n".join(k for k, _ in net.named_parameters()) + "\n")
+        f.write("=== modules\n" + "\n".join(k for k, _ in net.named_modules()) + "\n")
+        try:
+            net.features.load_state_dict({"1.weight": torch.zeros(2, 3), "1.bias": torch.zeros(8), "x": torch.zeros(1)})
+        except RuntimeError as e:
+            f.write("=== load_error\n" + str(e) + "\n")
+        f.write("=== end\n")
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1094,4 +1216,5 @@ if __name__ == "__main__":
     autograd_inplace_views()
     special()
     autograd_second_order()
+    nn_cases()
     print("golden files written to", os.path.normpath(OUT))

@@ -1,0 +1,288 @@
+// Activations: functional forms (fused expressions, as every elementwise
+// op in tessera: F::relu(linear(x, w, b)) + 1 is one pass after the
+// product) and modules, whose forward materializes one.
+#pragma once
+#include <sstream>
+#include <string>
+
+#include "holder.hpp"
+
+namespace tsr::nn {
+
+namespace functional {
+using tsr::gelu;
+using tsr::hardtanh;
+using tsr::log_softmax;
+using tsr::relu;
+using tsr::sigmoid;
+using tsr::silu;
+using tsr::softmax;
+using tsr::tanh;
+
+template <Expression E>
+auto relu6(const E& x) {
+  return tsr::hardtanh(x, 0.0, 6.0);
+}
+template <Expression E>
+auto leaky_relu(const E& x, double negative_slope = 0.01) {
+  using T = typename E::value_type;
+  return where(x > T(0), x, x * T(negative_slope));
+}
+template <Expression E>
+auto elu(const E& x, double alpha = 1.0) {
+  using T = typename E::value_type;
+  return where(x > T(0), x, expm1(x) * T(alpha));
+}
+// SELU's constants, as PyTorch's (Klambauer et al.).
+inline constexpr double selu_alpha = 1.6732632423543772848170429916717;
+inline constexpr double selu_scale = 1.0507009873554804934193349852946;
+template <Expression E>
+auto selu(const E& x) {
+  using T = typename E::value_type;
+  return where(x > T(0), x, expm1(x) * T(selu_alpha)) * T(selu_scale);
+}
+// softplus(x) = log(1 + exp(beta x)) / beta, x itself where beta x > threshold.
+template <Expression E>
+auto softplus(const E& x, double beta = 1.0, double threshold = 20.0) {
+  using T = typename E::value_type;
+  return where(x * T(beta) > T(threshold), x, log1p(exp(x * T(beta))) / T(beta));
+}
+template <Expression E>
+auto mish(const E& x) {
+  return x * tsr::tanh(tsr::softplus(x));
+}
+template <Expression E>
+auto hardswish(const E& x) {
+  using T = typename E::value_type;
+  return x * tsr::hardtanh(x + T(3), 0.0, 6.0) / T(6);
+}
+template <Expression E>
+auto hardsigmoid(const E& x) {
+  using T = typename E::value_type;
+  return tsr::hardtanh(x + T(3), 0.0, 6.0) / T(6);
+}
+}  // namespace functional
+namespace F = functional;
+
+}  // namespace tsr::nn
+
+namespace tsr::detail {
+// Python's repr of a float, as PyTorch's extra_repr prints options: the
+// shortest form that reads back, with ".0" on whole numbers.
+inline std::string python_float_repr(double v) {
+  std::string s;
+  for (int p = 1; p <= 17; ++p) {
+    std::ostringstream t;
+    t.precision(p);
+    t << v;
+    s = t.str();
+    if (std::stod(s) == v) break;
+  }
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+}  // namespace tsr::detail
+
+namespace tsr::nn {
+
+// A module applying an elementwise function Fn (a stateless functor with
+// the PyTorch class name as `name`).
+template <class Fn>
+class ElementwiseImpl : public Module {
+ public:
+  std::string name() const override { return Fn::name; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return Fn{}(x);
+  }
+};
+
+namespace activation_fn {
+struct ReLU {
+  static constexpr const char* name = "ReLU";
+  template <class E> auto operator()(const E& x) const { return F::relu(x); }
+};
+struct ReLU6 {
+  static constexpr const char* name = "ReLU6";
+  template <class E> auto operator()(const E& x) const { return F::relu6(x); }
+};
+struct SELU {
+  static constexpr const char* name = "SELU";
+  template <class E> auto operator()(const E& x) const { return F::selu(x); }
+};
+struct SiLU {
+  static constexpr const char* name = "SiLU";
+  template <class E> auto operator()(const E& x) const { return F::silu(x); }
+};
+struct Mish {
+  static constexpr const char* name = "Mish";
+  template <class E> auto operator()(const E& x) const { return F::mish(x); }
+};
+struct Hardswish {
+  static constexpr const char* name = "Hardswish";
+  template <class E> auto operator()(const E& x) const { return F::hardswish(x); }
+};
+struct Hardsigmoid {
+  static constexpr const char* name = "Hardsigmoid";
+  template <class E> auto operator()(const E& x) const { return F::hardsigmoid(x); }
+};
+struct Tanh {
+  static constexpr const char* name = "Tanh";
+  template <class E> auto operator()(const E& x) const { return F::tanh(x); }
+};
+struct Sigmoid {
+  static constexpr const char* name = "Sigmoid";
+  template <class E> auto operator()(const E& x) const { return F::sigmoid(x); }
+};
+}  // namespace activation_fn
+
+using ReLUImpl = ElementwiseImpl<activation_fn::ReLU>;
+using ReLU = ModuleHolder<ReLUImpl>;
+using ReLU6Impl = ElementwiseImpl<activation_fn::ReLU6>;
+using ReLU6 = ModuleHolder<ReLU6Impl>;
+using SELUImpl = ElementwiseImpl<activation_fn::SELU>;
+using SELU = ModuleHolder<SELUImpl>;
+using SiLUImpl = ElementwiseImpl<activation_fn::SiLU>;
+using SiLU = ModuleHolder<SiLUImpl>;
+using MishImpl = ElementwiseImpl<activation_fn::Mish>;
+using Mish = ModuleHolder<MishImpl>;
+using HardswishImpl = ElementwiseImpl<activation_fn::Hardswish>;
+using Hardswish = ModuleHolder<HardswishImpl>;
+using HardsigmoidImpl = ElementwiseImpl<activation_fn::Hardsigmoid>;
+using Hardsigmoid = ModuleHolder<HardsigmoidImpl>;
+using TanhImpl = ElementwiseImpl<activation_fn::Tanh>;
+using Tanh = ModuleHolder<TanhImpl>;
+using SigmoidImpl = ElementwiseImpl<activation_fn::Sigmoid>;
+using Sigmoid = ModuleHolder<SigmoidImpl>;
+
+// ----- activations with options ---------------------------------------------------
+struct LeakyReLUOptions {
+  LeakyReLUOptions& negative_slope(double v) { negative_slope_ = v; return *this; }
+  double negative_slope() const { return negative_slope_; }
+ private:
+  double negative_slope_ = 0.01;
+};
+class LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = {}) : options(options) {}
+  std::string name() const override { return "LeakyReLU"; }
+  std::string extra_repr() const override { return "negative_slope=" + detail::python_float_repr(options.negative_slope()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::leaky_relu(x, options.negative_slope()); }
+  LeakyReLUOptions options;
+};
+using LeakyReLU = ModuleHolder<LeakyReLUImpl>;
+
+struct ELUOptions {
+  ELUOptions& alpha(double v) { alpha_ = v; return *this; }
+  double alpha() const { return alpha_; }
+ private:
+  double alpha_ = 1.0;
+};
+class ELUImpl : public Module {
+ public:
+  explicit ELUImpl(const ELUOptions& options = {}) : options(options) {}
+  std::string name() const override { return "ELU"; }
+  std::string extra_repr() const override { return "alpha=" + detail::python_float_repr(options.alpha()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::elu(x, options.alpha()); }
+  ELUOptions options;
+};
+using ELU = ModuleHolder<ELUImpl>;
+
+struct GELUOptions {
+  // "none" (the exact erf form) or "tanh".
+  GELUOptions& approximate(std::string v) {
+    detail::check(v == "none" || v == "tanh", "approximate argument must be either none or tanh.");
+    approximate_ = std::move(v);
+    return *this;
+  }
+  const std::string& approximate() const { return approximate_; }
+ private:
+  std::string approximate_ = "none";
+};
+class GELUImpl : public Module {
+ public:
+  explicit GELUImpl(const GELUOptions& options = {}) : options(options) {}
+  std::string name() const override { return "GELU"; }
+  std::string extra_repr() const override { return "approximate='" + options.approximate() + "'"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::gelu(x, options.approximate() == "tanh"); }
+  GELUOptions options;
+};
+using GELU = ModuleHolder<GELUImpl>;
+
+struct SoftplusOptions {
+  SoftplusOptions& beta(double v) { beta_ = v; return *this; }
+  SoftplusOptions& threshold(double v) { threshold_ = v; return *this; }
+  double beta() const { return beta_; }
+  double threshold() const { return threshold_; }
+ private:
+  double beta_ = 1.0, threshold_ = 20.0;
+};
+class SoftplusImpl : public Module {
+ public:
+  explicit SoftplusImpl(const SoftplusOptions& options = {}) : options(options) {}
+  std::string name() const override { return "Softplus"; }
+  std::string extra_repr() const override {
+    return "beta=" + detail::python_float_repr(options.beta()) + ", threshold=" + detail::python_float_repr(options.threshold());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::softplus(x, options.beta(), options.threshold()); }
+  SoftplusOptions options;
+};
+using Softplus = ModuleHolder<SoftplusImpl>;
+
+struct HardtanhOptions {
+  HardtanhOptions& min_val(double v) { min_val_ = v; return *this; }
+  HardtanhOptions& max_val(double v) { max_val_ = v; return *this; }
+  double min_val() const { return min_val_; }
+  double max_val() const { return max_val_; }
+ private:
+  double min_val_ = -1.0, max_val_ = 1.0;
+};
+class HardtanhImpl : public Module {
+ public:
+  explicit HardtanhImpl(const HardtanhOptions& options = {}) : options(options) {
+    detail::check(options.max_val() >= options.min_val(), "max_val must be greater than or equal to min_val");
+  }
+  std::string name() const override { return "Hardtanh"; }
+  std::string extra_repr() const override {
+    return "min_val=" + detail::python_float_repr(options.min_val()) + ", max_val=" + detail::python_float_repr(options.max_val());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::hardtanh(x, options.min_val(), options.max_val()); }
+  HardtanhOptions options;
+};
+using Hardtanh = ModuleHolder<HardtanhImpl>;
+
+// Softmax and LogSoftmax over a dim (libtorch: SoftmaxOptions(dim)).
+struct SoftmaxOptions {
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, nn::Softmax(1)
+  int64_t dim() const { return dim_; }
+ private:
+  int64_t dim_;
+};
+using LogSoftmaxOptions = SoftmaxOptions;
+class SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : options(options) {}
+  std::string name() const override { return "Softmax"; }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::softmax(x, options.dim()); }
+  SoftmaxOptions options;
+};
+using Softmax = ModuleHolder<SoftmaxImpl>;
+class LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : options(options) {}
+  std::string name() const override { return "LogSoftmax"; }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::log_softmax(x, options.dim()); }
+  LogSoftmaxOptions options;
+};
+using LogSoftmax = ModuleHolder<LogSoftmaxImpl>;
+
+}  // namespace tsr::nn

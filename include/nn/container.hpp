@@ -1,0 +1,167 @@
+// Containers: Sequential (a chain of modules called in order), ModuleList
+// and ModuleDict (modules held and registered, called by the user).
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "holder.hpp"
+
+namespace tsr::detail {
+// The module a holder or a shared_ptr refers to.
+template <class M>
+auto module_ptr(const M& m) {
+  if constexpr (requires { m.ptr(); }) return m.ptr();
+  else return m;  // a std::shared_ptr<Impl>
+}
+}  // namespace tsr::detail
+
+namespace tsr::nn {
+
+// Modules called one after another, each on the previous one's output:
+// Sequential(Linear(784, 256), ReLU(), Linear(256, 10)). A child is called
+// through its own forward for the element type the tensor has (a child
+// that has none for it fails with a clear error).
+class SequentialImpl : public Module {
+ public:
+  SequentialImpl() = default;
+  template <class... Ms>
+    requires(sizeof...(Ms) > 0)
+  explicit SequentialImpl(Ms&&... modules) {
+    (push_back(std::forward<Ms>(modules)), ...);
+  }
+  std::string name() const override { return "Sequential"; }
+
+  // Appends a module, named by its position ("0", "1", ...) or by `name`.
+  template <class M>
+  void push_back(M module) {
+    push_back(std::to_string(steps_.size()), std::move(module));
+  }
+  template <class M>
+  void push_back(const std::string& name, M module) {
+    auto ptr = detail::module_ptr(module);
+    using Impl = typename decltype(ptr)::element_type;
+    register_module(name, ptr);
+    steps_.push_back({ptr, &call<Impl>});
+  }
+
+  AnyTensor forward_any(AnyTensor x) const {
+    for (const Step& s : steps_) x = s.call(*s.module, x);
+    return x;
+  }
+  // The chain on x; the result has x's element type.
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return forward_any(x).template as<T>();
+  }
+
+  std::size_t size() const { return steps_.size(); }
+  bool is_empty() const { return steps_.empty(); }
+  std::shared_ptr<Module> operator[](std::size_t i) const { return at(i); }
+  std::shared_ptr<Module> ptr(std::size_t i) const { return at(i); }
+  // The i-th module as its own type: seq->at<LinearImpl>(0).weight.
+  template <class Impl>
+  Impl& at(std::size_t i) const {
+    auto* m = dynamic_cast<Impl*>(at(i).get());
+    detail::check(m != nullptr, "Sequential::at<>(", i, "): the module there is a ", at(i)->name());
+    return *m;
+  }
+  std::shared_ptr<Module> at(std::size_t i) const {
+    detail::check<IndexError>(i < steps_.size(), "index ", i, " is out of range");
+    return steps_[i].module;
+  }
+
+ private:
+  struct Step {
+    std::shared_ptr<Module> module;
+    AnyTensor (*call)(Module&, const AnyTensor&);
+  };
+  template <class Impl>
+  static AnyTensor call(Module& m, const AnyTensor& x) {
+    return x.visit([&]<class T>(const Tensor<T>& t) -> AnyTensor {
+      if constexpr (requires(Impl& i) { i.forward(t); }) {
+        return static_cast<Impl&>(m).forward(t);
+      } else {
+        detail::fail<Error>("Sequential: ", m.name(), " has no forward for a ", x.dtype_name(), " tensor");
+      }
+    });
+  }
+  std::vector<Step> steps_;
+};
+using Sequential = ModuleHolder<SequentialImpl>;
+
+// Modules held in a list and registered as "0", "1", ...; not callable
+// itself (the owner calls its elements).
+class ModuleListImpl : public Module {
+ public:
+  ModuleListImpl() = default;
+  template <class... Ms>
+    requires(sizeof...(Ms) > 0)
+  explicit ModuleListImpl(Ms&&... modules) {
+    (push_back(std::forward<Ms>(modules)), ...);
+  }
+  std::string name() const override { return "ModuleList"; }
+  template <class M>
+  void push_back(M module) {
+    auto ptr = detail::module_ptr(module);
+    register_module(std::to_string(modules_.size()), ptr);
+    modules_.push_back(ptr);
+  }
+  std::size_t size() const { return modules_.size(); }
+  bool is_empty() const { return modules_.empty(); }
+  std::shared_ptr<Module> operator[](std::size_t i) const { return ptr(i); }
+  std::shared_ptr<Module> ptr(std::size_t i) const {
+    detail::check<IndexError>(i < modules_.size(), "index ", i, " is out of range");
+    return modules_[i];
+  }
+  template <class Impl>
+  Impl& at(std::size_t i) const {
+    auto* m = dynamic_cast<Impl*>(ptr(i).get());
+    detail::check(m != nullptr, "ModuleList::at<>(", i, "): the module there is a ", ptr(i)->name());
+    return *m;
+  }
+  auto begin() const { return modules_.begin(); }
+  auto end() const { return modules_.end(); }
+
+ private:
+  std::vector<std::shared_ptr<Module>> modules_;
+};
+using ModuleList = ModuleHolder<ModuleListImpl>;
+
+// Modules by name, in insertion order.
+class ModuleDictImpl : public Module {
+ public:
+  ModuleDictImpl() = default;
+  std::string name() const override { return "ModuleDict"; }
+  template <class M>
+  void insert(const std::string& key, M module) {
+    auto ptr = detail::module_ptr(module);
+    register_module(key, ptr);
+    items_.emplace_back(key, ptr);
+  }
+  std::size_t size() const { return items_.size(); }
+  bool contains(const std::string& key) const {
+    for (const auto& [k, m] : items_)
+      if (k == key) return true;
+    return false;
+  }
+  std::shared_ptr<Module> operator[](const std::string& key) const {
+    for (const auto& [k, m] : items_)
+      if (k == key) return m;
+    detail::fail<IndexError>("ModuleDict has no module named '", key, "'");
+  }
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& [k, m] : items_) out.push_back(k);
+    return out;
+  }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+
+ private:
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> items_;
+};
+using ModuleDict = ModuleHolder<ModuleDictImpl>;
+
+}  // namespace tsr::nn

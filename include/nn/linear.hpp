@@ -1,0 +1,123 @@
+// Linear, Identity and Flatten: modules and functional forms.
+#pragma once
+#include <cmath>
+#include <string>
+
+#include "holder.hpp"
+#include "init.hpp"
+
+namespace tsr::nn {
+
+namespace functional {
+// x W^T + b (b may be undefined): the product with the bias as its
+// starting value, one pass.
+template <class T>
+Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias = {}) {
+  if (bias.defined()) return tsr::linear(x, weight, bias);
+  return tsr::linear(x, weight);
+}
+}  // namespace functional
+namespace F = functional;
+
+// ----- Identity ---------------------------------------------------------------
+class IdentityImpl : public Module {
+ public:
+  std::string name() const override { return "Identity"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return x;
+  }
+};
+using Identity = ModuleHolder<IdentityImpl>;
+
+// ----- Linear -------------------------------------------------------------------
+struct LinearOptions {
+  LinearOptions(int64_t in_features, int64_t out_features) : in_features_(in_features), out_features_(out_features) {}
+  LinearOptions& bias(bool on) {
+    bias_ = on;
+    return *this;
+  }
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+  bool bias() const { return bias_; }
+
+ private:
+  int64_t in_features_, out_features_;
+  bool bias_ = true;
+};
+
+// y = x W^T + b, W of shape (out_features, in_features). Initialized as
+// PyTorch's: W ~ kaiming_uniform_(a = sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in))
+// up to rounding, then b ~ U(-1/sqrt(in), 1/sqrt(in)).
+class LinearImpl : public Module {
+ public:
+  LinearImpl(int64_t in_features, int64_t out_features) : LinearImpl(LinearOptions(in_features, out_features)) {}
+  explicit LinearImpl(const LinearOptions& options)
+      : options(options),
+        weight(register_parameter("weight", empty<float>({checked(options.out_features()), checked(options.in_features())}))),
+        bias(register_parameter("bias", options.bias() ? AnyTensor(empty<float>({options.out_features()})) : AnyTensor())) {
+    reset_parameters();
+  }
+  void reset_parameters() {
+    init::kaiming_uniform_(weight, std::sqrt(5.0));
+    if (bias.defined()) {
+      const int64_t fan_in = options.in_features();
+      const double bound = fan_in > 0 ? 1 / std::sqrt(static_cast<double>(fan_in)) : 0;
+      init::uniform_(bias, -bound, bound);
+    }
+  }
+
+  std::string name() const override { return "Linear"; }
+  std::string extra_repr() const override {
+    return "in_features=" + std::to_string(options.in_features()) + ", out_features=" +
+           std::to_string(options.out_features()) + ", bias=" + (bias.defined() ? "True" : "False");
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return F::linear(x, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>());
+  }
+
+  LinearOptions options;
+  AnyTensor& weight;
+  AnyTensor& bias;  // undefined without a bias
+
+ private:
+  static int64_t checked(int64_t n) {
+    detail::check(n >= 0, "Trying to create tensor with negative dimension ", n);
+    return n;
+  }
+};
+using Linear = ModuleHolder<LinearImpl>;
+
+// ----- Flatten --------------------------------------------------------------------
+struct FlattenOptions {
+  FlattenOptions& start_dim(int64_t d) {
+    start_dim_ = d;
+    return *this;
+  }
+  FlattenOptions& end_dim(int64_t d) {
+    end_dim_ = d;
+    return *this;
+  }
+  int64_t start_dim() const { return start_dim_; }
+  int64_t end_dim() const { return end_dim_; }
+
+ private:
+  int64_t start_dim_ = 1, end_dim_ = -1;
+};
+class FlattenImpl : public Module {
+ public:
+  explicit FlattenImpl(const FlattenOptions& options = {}) : options(options) {}
+  std::string name() const override { return "Flatten"; }
+  std::string extra_repr() const override {
+    return "start_dim=" + std::to_string(options.start_dim()) + ", end_dim=" + std::to_string(options.end_dim());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return x.flatten(options.start_dim(), options.end_dim());
+  }
+  FlattenOptions options;
+};
+using Flatten = ModuleHolder<FlattenImpl>;
+
+}  // namespace tsr::nn

@@ -1,0 +1,401 @@
+// Losses: functional forms (nn::functional) and modules, with PyTorch's
+// reductions ("none", "mean", "sum") and formulas. Each elementwise loss is
+// one fused expression before its reduction; cross-entropy goes through one
+// log_softmax (never log(softmax)), binary cross-entropy with logits
+// through PyTorch's overflow-free log-sum-exp form.
+#pragma once
+#include <string>
+
+#include "holder.hpp"
+
+namespace tsr::nn {
+
+enum class Reduction { None, Mean, Sum };
+
+}  // namespace tsr::nn
+
+namespace tsr {
+// libtorch's spellings: torch::kMean, ...
+inline constexpr auto kNone = nn::Reduction::None;
+inline constexpr auto kMean = nn::Reduction::Mean;
+inline constexpr auto kSum = nn::Reduction::Sum;
+}  // namespace tsr
+
+namespace tsr::detail {
+// An elementwise loss reduced as asked.
+template <class T, class E>
+Tensor<T> reduce_loss(const E& loss, nn::Reduction reduction) {
+  switch (reduction) {
+    case nn::Reduction::Mean: return mean(loss);
+    case nn::Reduction::Sum: return sum(loss);
+    default: return Tensor<T>(loss);
+  }
+}
+inline const char* reduction_name(nn::Reduction r) {
+  return r == nn::Reduction::None ? "none" : r == nn::Reduction::Mean ? "mean" : "sum";
+}
+// (N, C, d1, ...) as (N d1 ..., C), and its targets (N, d1, ...) as (N d1 ...).
+template <class T>
+Tensor<T> classes_last(const Tensor<T>& x) {
+  if (x.dim() == 2) return x;
+  Shape perm{0};
+  for (int64_t d = 2; d < x.dim(); ++d) perm.push_back(d);
+  perm.push_back(1);
+  return x.permute(perm).reshape({-1, x.size(1)});
+}
+}  // namespace tsr::detail
+
+namespace tsr::nn {
+
+// ----- options ------------------------------------------------------------------
+// What every loss takes: the reduction.
+template <class Derived>
+struct LossOptionsBase {
+  Derived& reduction(Reduction r) {
+    reduction_ = r;
+    return static_cast<Derived&>(*this);
+  }
+  Reduction reduction() const { return reduction_; }
+
+ private:
+  Reduction reduction_ = Reduction::Mean;
+};
+struct MSELossOptions : LossOptionsBase<MSELossOptions> {};
+struct L1LossOptions : LossOptionsBase<L1LossOptions> {};
+struct SmoothL1LossOptions : LossOptionsBase<SmoothL1LossOptions> {
+  SmoothL1LossOptions& beta(double v) {
+    beta_ = v;
+    return *this;
+  }
+  double beta() const { return beta_; }
+
+ private:
+  double beta_ = 1.0;
+};
+struct HuberLossOptions : LossOptionsBase<HuberLossOptions> {
+  HuberLossOptions& delta(double v) {
+    delta_ = v;
+    return *this;
+  }
+  double delta() const { return delta_; }
+
+ private:
+  double delta_ = 1.0;
+};
+// Class weights (C), ignore_index, and for cross-entropy label_smoothing.
+struct NLLLossOptions : LossOptionsBase<NLLLossOptions> {
+  NLLLossOptions& weight(AnyTensor w) {
+    weight_ = std::move(w);
+    return *this;
+  }
+  NLLLossOptions& ignore_index(int64_t i) {
+    ignore_index_ = i;
+    return *this;
+  }
+  const AnyTensor& weight() const { return weight_; }
+  int64_t ignore_index() const { return ignore_index_; }
+
+ private:
+  AnyTensor weight_;
+  int64_t ignore_index_ = -100;
+};
+struct CrossEntropyLossOptions : LossOptionsBase<CrossEntropyLossOptions> {
+  CrossEntropyLossOptions& weight(AnyTensor w) {
+    weight_ = std::move(w);
+    return *this;
+  }
+  CrossEntropyLossOptions& ignore_index(int64_t i) {
+    ignore_index_ = i;
+    return *this;
+  }
+  CrossEntropyLossOptions& label_smoothing(double s) {
+    detail::check(s >= 0 && s <= 1, "label_smoothing must be between 0.0 and 1.0. Got: ", s);
+    label_smoothing_ = s;
+    return *this;
+  }
+  const AnyTensor& weight() const { return weight_; }
+  int64_t ignore_index() const { return ignore_index_; }
+  double label_smoothing() const { return label_smoothing_; }
+
+ private:
+  AnyTensor weight_;
+  int64_t ignore_index_ = -100;
+  double label_smoothing_ = 0;
+};
+struct BCELossOptions : LossOptionsBase<BCELossOptions> {
+  BCELossOptions& weight(AnyTensor w) {
+    weight_ = std::move(w);
+    return *this;
+  }
+  const AnyTensor& weight() const { return weight_; }
+
+ private:
+  AnyTensor weight_;
+};
+struct BCEWithLogitsLossOptions : LossOptionsBase<BCEWithLogitsLossOptions> {
+  BCEWithLogitsLossOptions& weight(AnyTensor w) {
+    weight_ = std::move(w);
+    return *this;
+  }
+  BCEWithLogitsLossOptions& pos_weight(AnyTensor w) {
+    pos_weight_ = std::move(w);
+    return *this;
+  }
+  const AnyTensor& weight() const { return weight_; }
+  const AnyTensor& pos_weight() const { return pos_weight_; }
+
+ private:
+  AnyTensor weight_, pos_weight_;
+};
+
+// ----- functional ------------------------------------------------------------------
+namespace functional {
+
+template <detail::FloatElement T>
+Tensor<T> mse_loss(const Tensor<T>& input, const Tensor<T>& target, const MSELossOptions& o = {}) {
+  return detail::reduce_loss<T>(square(input - target), o.reduction());
+}
+template <detail::FloatElement T>
+Tensor<T> l1_loss(const Tensor<T>& input, const Tensor<T>& target, const L1LossOptions& o = {}) {
+  return detail::reduce_loss<T>(abs(input - target), o.reduction());
+}
+// 0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (beta = 0: L1).
+template <detail::FloatElement T>
+Tensor<T> smooth_l1_loss(const Tensor<T>& input, const Tensor<T>& target, const SmoothL1LossOptions& o = {}) {
+  detail::check(o.beta() >= 0, "smooth_l1_loss does not support negative values for beta.");
+  if (o.beta() == 0) return detail::reduce_loss<T>(abs(input - target), o.reduction());
+  const Tensor<T> d = input - target;
+  const T beta = T(o.beta());
+  return detail::reduce_loss<T>(where(abs(d) < beta, square(d) * T(0.5) / beta, abs(d) - T(0.5) * beta),
+                                o.reduction());
+}
+// 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere.
+template <detail::FloatElement T>
+Tensor<T> huber_loss(const Tensor<T>& input, const Tensor<T>& target, const HuberLossOptions& o = {}) {
+  detail::check(o.delta() > 0, "huber_loss does not support non-positive values for delta.");
+  const Tensor<T> d = input - target;
+  const T delta = T(o.delta());
+  return detail::reduce_loss<T>(where(abs(d) < delta, square(d) * T(0.5), (abs(d) - T(0.5) * delta) * delta),
+                                o.reduction());
+}
+
+// The negative log-likelihood of class indices: input (N, C) or
+// (N, C, d1, ...) holds log-probabilities, target (N) or (N, d1, ...) the
+// classes; a target equal to ignore_index contributes nothing, and the mean
+// divides by the summed weights of the targets that count.
+template <detail::FloatElement T>
+Tensor<T> nll_loss(const Tensor<T>& input, const Tensor<int64_t>& target, const NLLLossOptions& o = {}) {
+  detail::check(input.dim() >= 1, "input tensor should be 1D or 2D");
+  if (input.dim() == 1) {  // one sample: (C) with a 0-d target
+    detail::check(target.dim() == 0, "0D or 1D target tensor expected, multi-target not supported");
+    auto out = nll_loss(input.unsqueeze(0), target.unsqueeze(0), o);
+    return o.reduction() == Reduction::None ? out.squeeze(0) : out;
+  }
+  const int64_t n = input.size(0), classes = input.size(1);
+  detail::check(target.dim() == input.dim() - 1, input.dim() == 2 ? "0D or 1D target tensor expected, multi-target not supported"
+                                                                  : "only batches of spatial targets supported (3D tensors)");
+  detail::check(target.size(0) == n, "Expected input batch_size (", n, ") to match target batch_size (", target.size(0), ").");
+  for (int64_t d = 2; d < input.dim(); ++d)
+    detail::check(target.size(d - 1) == input.size(d), "size mismatch (got input: ", input.sizes(), ", target: ", target.sizes(), ")");
+  const Tensor<T> lp = detail::classes_last(input);
+  const Tensor<int64_t> t = target.reshape({-1});
+  const int64_t ignore = o.ignore_index();
+  {
+    const int64_t* p = t.contiguous().data_ptr();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      detail::check<IndexError>(p[i] == ignore || (p[i] >= 0 && p[i] < classes), "Target ", p[i], " is out of bounds.");
+  }
+  const Tensor<int64_t> safe = where(t == ignore, int64_t(0), t);
+  const Tensor<bool> counts = t != ignore;
+  const Tensor<T> picked = gather(lp, 1, safe.unsqueeze(1)).squeeze(1);
+  Tensor<T> w;  // per sample: the class weight, 0 where ignored
+  if (o.weight().defined()) {
+    const Tensor<T>& cw = o.weight().as<T>();
+    detail::check(cw.dim() == 1 && cw.numel() == classes, "weight tensor should be defined either for all ", classes,
+                  " classes or no classes but got weight tensor of shape: ", cw.sizes());
+    w = where(counts, index_select(cw.detach(), 0, safe), T(0));
+  } else {
+    w = cast<T>(counts);
+  }
+  Shape out_shape = target.sizes();
+  switch (o.reduction()) {
+    case Reduction::None: return Tensor<T>(-picked * w).reshape(out_shape);
+    case Reduction::Sum: return sum(-picked * w);
+    default: return sum(-picked * w) / sum(w);
+  }
+}
+
+// Cross-entropy of logits, in one log_softmax. A target of class indices
+// (int64) takes weight, ignore_index and label_smoothing; a target of class
+// probabilities (the input's shape and type) takes weight and
+// label_smoothing.
+template <detail::FloatElement T>
+Tensor<T> cross_entropy(const Tensor<T>& input, const Tensor<int64_t>& target, const CrossEntropyLossOptions& o = {}) {
+  const int64_t class_dim = input.dim() == 1 ? 0 : 1;
+  const Tensor<T> lp = log_softmax(input, class_dim);
+  const auto nll_options = NLLLossOptions().weight(o.weight()).ignore_index(o.ignore_index()).reduction(o.reduction());
+  const Tensor<T> nll = nll_loss(lp, target, nll_options);
+  const double eps = o.label_smoothing();
+  if (eps == 0) return nll;
+  // PyTorch's smoothing term: -sum over classes of w_c log p_c per sample
+  // (0 where the target is ignored); its mean divides by the same weights
+  // or count that the NLL term's does.
+  const int64_t classes = input.size(class_dim);
+  Tensor<T> per_class = lp;
+  if (o.weight().defined()) {
+    Shape wshape(static_cast<std::size_t>(input.dim()), 1);
+    wshape[static_cast<std::size_t>(class_dim)] = classes;
+    per_class = lp * o.weight().as<T>().detach().view(wshape);
+  }
+  const Tensor<bool> counts = target != o.ignore_index();
+  const Tensor<T> smooth = where(counts, -sum(per_class, class_dim), T(0));
+  Tensor<T> smooth_reduced;
+  switch (o.reduction()) {
+    case Reduction::None: smooth_reduced = smooth; break;
+    case Reduction::Sum: smooth_reduced = sum(smooth); break;
+    default:
+      if (o.weight().defined()) {
+        const Tensor<int64_t> safe = Tensor<int64_t>(where(counts, target, int64_t(0))).reshape({-1});
+        const Tensor<T> w = where(counts.reshape({-1}), index_select(o.weight().as<T>().detach(), 0, safe), T(0));
+        smooth_reduced = sum(smooth) / sum(w);
+      } else {
+        smooth_reduced = sum(smooth) / T(sum(cast<int64_t>(counts)).item());
+      }
+  }
+  return (1 - T(eps)) * nll + smooth_reduced * T(eps / static_cast<double>(classes));
+}
+template <detail::FloatElement T>
+Tensor<T> cross_entropy(const Tensor<T>& input, const Tensor<T>& target, const CrossEntropyLossOptions& o = {}) {
+  detail::check(input.sizes() == target.sizes(), "Expected input and target to have the same shape for class probabilities, got ",
+                input.sizes(), " and ", target.sizes());
+  detail::check(o.ignore_index() == -100, "ignore_index is not supported for floating point target");
+  const int64_t class_dim = input.dim() == 1 ? 0 : 1;
+  const int64_t classes = input.size(class_dim);
+  const T eps = T(o.label_smoothing());
+  Tensor<T> per_class = log_softmax(input, class_dim) * (target * (1 - eps) + eps / T(classes));
+  if (o.weight().defined()) {
+    Shape wshape(static_cast<std::size_t>(input.dim()), 1);
+    wshape[static_cast<std::size_t>(class_dim)] = classes;
+    per_class = per_class * o.weight().as<T>().detach().view(wshape);
+  }
+  const Tensor<T> loss = -sum(per_class, class_dim);
+  switch (o.reduction()) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return sum(loss);
+    default: return sum(loss) / T(input.numel() / classes);
+  }
+}
+
+// Binary cross-entropy of probabilities; each log is clamped at -100, as
+// PyTorch does, so that a 0 or 1 input gives a finite loss.
+template <detail::FloatElement T>
+Tensor<T> binary_cross_entropy(const Tensor<T>& input, const Tensor<T>& target, const BCELossOptions& o = {}) {
+  detail::check<ValueError>(input.sizes() == target.sizes(), "Using a target size (", target.sizes(),
+                            ") that is different to the input size (", input.sizes(), ") is deprecated. Please ensure they have the same size.");
+  const auto loss = -(target * clamp_min(log(input), T(-100)) + (1 - target) * clamp_min(log(1 - input), T(-100)));
+  if (o.weight().defined()) return detail::reduce_loss<T>(loss * o.weight().as<T>().detach(), o.reduction());
+  return detail::reduce_loss<T>(loss, o.reduction());
+}
+// Binary cross-entropy of logits: (1 - t) x + l (log(exp(-m) + exp(-x - m)) + m)
+// with m = max(-x, 0) and l = 1 + (pos_weight - 1) t, PyTorch's form.
+template <detail::FloatElement T>
+Tensor<T> binary_cross_entropy_with_logits(const Tensor<T>& input, const Tensor<T>& target,
+                                           const BCEWithLogitsLossOptions& o = {}) {
+  detail::check<ValueError>(input.sizes() == target.sizes(), "Target size (", target.sizes(),
+                            ") must be the same as input size (", input.sizes(), ")");
+  const auto m = clamp_min(-input, T(0));
+  const auto softplus_neg = log(exp(-m) + exp(-input - m)) + m;
+  Tensor<T> loss;
+  if (o.pos_weight().defined()) loss = (1 - target) * input + (1 + (o.pos_weight().as<T>().detach() - 1) * target) * softplus_neg;
+  else loss = (1 - target) * input + softplus_neg;
+  if (o.weight().defined()) return detail::reduce_loss<T>(loss * o.weight().as<T>().detach(), o.reduction());
+  return detail::reduce_loss<T>(loss, o.reduction());
+}
+
+}  // namespace functional
+namespace F = functional;
+
+// ----- modules ---------------------------------------------------------------------
+// A loss module: its options, PyTorch's name, and F's function as forward.
+// Class weights are registered as the buffer "weight" (and "pos_weight"),
+// as PyTorch's loss modules do.
+template <class Options>
+class LossImpl : public Module {
+ public:
+  explicit LossImpl(const Options& options = {}) : options(options) {
+    if constexpr (requires { options.weight(); })
+      if (options.weight().defined()) register_buffer("weight", options.weight());
+    if constexpr (requires { options.pos_weight(); })
+      if (options.pos_weight().defined()) register_buffer("pos_weight", options.pos_weight());
+  }
+  Options options;
+};
+
+class MSELossImpl : public LossImpl<MSELossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "MSELoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<T>& target) const { return F::mse_loss(input, target, options); }
+};
+using MSELoss = ModuleHolder<MSELossImpl>;
+class L1LossImpl : public LossImpl<L1LossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "L1Loss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<T>& target) const { return F::l1_loss(input, target, options); }
+};
+using L1Loss = ModuleHolder<L1LossImpl>;
+class SmoothL1LossImpl : public LossImpl<SmoothL1LossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "SmoothL1Loss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<T>& target) const { return F::smooth_l1_loss(input, target, options); }
+};
+using SmoothL1Loss = ModuleHolder<SmoothL1LossImpl>;
+class HuberLossImpl : public LossImpl<HuberLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "HuberLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<T>& target) const { return F::huber_loss(input, target, options); }
+};
+using HuberLoss = ModuleHolder<HuberLossImpl>;
+class NLLLossImpl : public LossImpl<NLLLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "NLLLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<int64_t>& target) const { return F::nll_loss(input, target, options); }
+};
+using NLLLoss = ModuleHolder<NLLLossImpl>;
+class CrossEntropyLossImpl : public LossImpl<CrossEntropyLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "CrossEntropyLoss"; }
+  template <detail::FloatElement T, class Target>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<Target>& target) const { return F::cross_entropy(input, target, options); }
+};
+using CrossEntropyLoss = ModuleHolder<CrossEntropyLossImpl>;
+class BCELossImpl : public LossImpl<BCELossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "BCELoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<T>& target) const { return F::binary_cross_entropy(input, target, options); }
+};
+using BCELoss = ModuleHolder<BCELossImpl>;
+class BCEWithLogitsLossImpl : public LossImpl<BCEWithLogitsLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "BCEWithLogitsLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<T>& target) const {
+    return F::binary_cross_entropy_with_logits(input, target, options);
+  }
+};
+using BCEWithLogitsLoss = ModuleHolder<BCEWithLogitsLossImpl>;
+
+}  // namespace tsr::nn

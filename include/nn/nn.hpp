@@ -1,0 +1,15 @@
+// tessera's nn: modules, layers, losses and initializations with the names,
+// options and behaviour of libtorch's C++ frontend (torch::nn). Include this
+// header (after or instead of tessera.hpp); a program that includes only
+// tessera.hpp does not compile any of it.
+#pragma once
+
+#include "../tessera.hpp"
+#include "../any_tensor.hpp"
+#include "module.hpp"
+#include "holder.hpp"
+#include "init.hpp"
+#include "linear.hpp"
+#include "activation.hpp"
+#include "container.hpp"
+#include "loss.hpp"
