@@ -125,4 +125,20 @@ std::string error_of(F&& f) {
   return "no error";
 }
 
+// Tensors of the same shape with the same bits in every element.
+template <class T>
+bool bitwise_equal(const tsr::Tensor<T>& a, const tsr::Tensor<T>& b) {
+  if (a.sizes() != b.sizes()) return false;
+  const auto x = a.contiguous().to_vector(), y = b.contiguous().to_vector();
+  return std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
+
+// The names of a list of (name, value) pairs, one per line.
+template <class Named>
+std::string keys_of(const Named& named) {
+  std::string out;
+  for (const auto& [k, v] : named) out += (out.empty() ? "" : "\n") + k;
+  return out;
+}
+
 }  // namespace test

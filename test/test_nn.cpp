@@ -7,7 +7,9 @@
 
 using namespace tsr;
 using test::check_close;
+using test::bitwise_equal;
 using test::error_of;
+using test::keys_of;
 
 namespace {
 
@@ -27,24 +29,6 @@ std::string module_text(const std::string& section) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : "\n") + s;
-  return out;
-}
-template <class Named>
-std::string keys_of(const Named& named) {
-  std::vector<std::string> keys;
-  for (const auto& [k, v] : named) keys.push_back(k);
-  return join(keys);
-}
-
-template <class T>
-bool bitwise_equal(const Tensor<T>& a, const Tensor<T>& b) {
-  if (a.sizes() != b.sizes()) return false;
-  const auto x = a.contiguous().to_vector(), y = b.contiguous().to_vector();
-  return std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
-}
 
 }  // namespace
 

@@ -1196,6 +1196,154 @@ def nn_cases():
         f.write("=== end\n")
 
 
+def nn_layers():
+    """nn: convolutions, pooling, normalization and embeddings (outputs and
+    gradients of inputs and parameters, float and double), the convolutions'
+    initial weights, and a CNN's repr."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    c2 = nn.Conv2d(1, 16, 5, padding=2)
+    c1 = nn.Conv1d(2, 4, 3)
+    save("nn_init_conv2d_weight", c2.weight)
+    save("nn_init_conv2d_bias", c2.bias)
+    save("nn_init_conv1d_weight", c1.weight)
+    save("nn_init_conv1d_bias", c1.bias)
+
+    g = torch.Generator().manual_seed(11)
+
+    def run(name, tensors, f, tag):
+        leaves = [t.clone().requires_grad_() for t in tensors]
+        out = f(*leaves)
+        gout = torch.randn(out.shape, generator=g, dtype=torch.float64).to(out.dtype)
+        out.backward(gout)
+        for i, t in enumerate(tensors):
+            save(f"nn_layer_{tag}_{name}_in{i}", t)
+            save(f"nn_layer_{tag}_{name}_grad{i}", leaves[i].grad)
+        save(f"nn_layer_{tag}_{name}_gout", gout)
+        save(f"nn_layer_{tag}_{name}_out", out)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        run("conv2d_basic", [r(2, 3, 7, 6), r(4, 3, 3, 3), r(4)], lambda x, w, b: F.conv2d(x, w, b), tag)
+        run("conv2d_options", [r(2, 4, 9, 8), r(6, 2, 3, 2), r(6)],
+            lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(2, 1), groups=2), tag)
+        run("conv2d_same_even", [r(1, 2, 6, 5), r(3, 2, 4, 2)], lambda x, w: F.conv2d(x, w, padding="same"), tag)
+        run("conv2d_unbatched_strided_input", [r(3, 8, 5), r(2, 3, 2, 2)],
+            lambda x, w: F.conv2d(x.transpose(1, 2), w, stride=2), tag)
+        run("conv1d", [r(2, 3, 10), r(5, 3, 3), r(5)], lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2), tag)
+        run("max_pool2d", [r(2, 3, 9, 7)], lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True), tag)
+        run("max_pool2d_dilated", [r(1, 2, 8, 8)], lambda x: F.max_pool2d(x, 2, stride=1, dilation=2), tag)
+        run("avg_pool2d", [r(2, 3, 9, 7)], lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True), tag)
+        run("avg_pool2d_exclude_pad", [r(2, 3, 9, 7)],
+            lambda x: F.avg_pool2d(x, (3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False), tag)
+        run("max_pool1d", [r(2, 3, 11)], lambda x: F.max_pool1d(x, 3, stride=2, padding=1), tag)
+        run("avg_pool1d", [r(2, 3, 11)], lambda x: F.avg_pool1d(x, 4, stride=3, padding=2, count_include_pad=False), tag)
+        run("adaptive_avg_pool2d", [r(2, 3, 7, 5)], lambda x: F.adaptive_avg_pool2d(x, (3, 4)), tag)
+        run("batch_norm_train", [r(4, 3, 5, 2) * 2 + 1, r(3), r(3)],
+            lambda x, w, b: F.batch_norm(x, torch.zeros(3, dtype=dtype), torch.ones(3, dtype=dtype), w, b, True, 0.1, 1e-5), tag)
+        run("batch_norm_eval", [r(4, 3), r(3), r(3)],
+            lambda x, w, b: F.batch_norm(x, torch.full((3,), 0.5, dtype=dtype), torch.full((3,), 2.0, dtype=dtype), w, b,
+                                         False, 0.1, 1e-5), tag)
+        run("layer_norm", [r(3, 4, 5), r(4, 5), r(4, 5)], lambda x, w, b: F.layer_norm(x, (4, 5), w, b), tag)
+        run("group_norm", [r(2, 6, 3, 2), r(6), r(6)], lambda x, w, b: F.group_norm(x, 3, w, b), tag)
+        run("embedding", [r(10, 3)], lambda w: F.embedding(torch.tensor([[1, 0, 4], [4, 9, 0]]), w, padding_idx=0), tag)
+        # BatchNorm2d's running statistics after two training steps.
+        bn = nn.BatchNorm2d(3).to(dtype)
+        x1, x2 = r(4, 3, 2, 2) * 3, r(2, 3, 3, 1) - 1
+        bn(x1)
+        bn(x2)
+        save(f"nn_layer_{tag}_bn_x1", x1)
+        save(f"nn_layer_{tag}_bn_x2", x2)
+        save(f"nn_layer_{tag}_bn_running_mean", bn.running_mean)
+        save(f"nn_layer_{tag}_bn_running_var", bn.running_var)
+
+    cnn = nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.BatchNorm2d(16),
+                        nn.Conv2d(16, 32, (3, 5), stride=2, padding=1, dilation=2, groups=4, bias=False),
+                        nn.AvgPool2d(2, ceil_mode=True), nn.AdaptiveAvgPool2d((3, 4)), nn.Flatten(), nn.Dropout(0.25),
+                        nn.Unflatten(1, (2, 192)), nn.LayerNorm(192), nn.GroupNorm(2, 2), nn.Conv1d(2, 2, 3, padding="same"),
+                        nn.MaxPool1d(3), nn.AvgPool1d(2), nn.BatchNorm1d(2, momentum=None), nn.Embedding(5, 2, padding_idx=-1))
+    with open(os.path.join(OUT, "nn_layers.txt"), "w") as f:
+        f.write("=== repr\n" + repr(cnn) + "\n=== state_dict\n" + "\n".join(cnn.state_dict().keys()) + "\n=== end\n")
+
+
+def nn_more_losses():
+    """nn: KLDiv, CosineEmbedding, MarginRanking, TripletMargin (loss and the
+    first input's gradient, every reduction, float and double)."""
+    import torch.nn.functional as F
+    g = torch.Generator().manual_seed(21)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        a, b, c = r(5, 4), r(5, 4), r(5, 4)
+        sign = torch.tensor([1.0, -1.0, -1.0, 1.0, -1.0], dtype=dtype)
+        logp = torch.log_softmax(r(5, 4), 1)
+        target = torch.softmax(r(5, 4), 1)
+        with torch.no_grad():
+            target[0, 1] = 0  # a zero target contributes 0
+        for name, v in [("a", a), ("b", b), ("c", c), ("sign", sign), ("logp", logp), ("target", target)]:
+            save(f"nn_loss2_{tag}_{name}", v)
+        cases = {
+            "kl_div": lambda i, red: F.kl_div(i, target, reduction=red),
+            "kl_div_log_target": lambda i, red: F.kl_div(i, torch.log(target + 0.1), reduction=red, log_target=True),
+            "cosine_embedding": lambda i, red: F.cosine_embedding_loss(i, b, sign, margin=0.2, reduction=red),
+            "margin_ranking": lambda i, red: F.margin_ranking_loss(i[:, 0], b[:, 0], sign, margin=0.3, reduction=red),
+            "triplet": lambda i, red: F.triplet_margin_loss(i, b, c, margin=0.5, reduction=red),
+            "triplet_swap_p1": lambda i, red: F.triplet_margin_loss(i, b, c, p=1, swap=True, reduction=red),
+        }
+        for name, f in cases.items():
+            reductions = ["none", "mean", "sum"] + (["batchmean"] if name.startswith("kl_div") else [])
+            for red in reductions:
+                i = (logp if name.startswith("kl_div") else a).clone().requires_grad_()
+                out = f(i, red)
+                out.backward(torch.ones_like(out))
+                save(f"nn_loss2_{tag}_{name}_{red}", out)
+                save(f"nn_loss2_{tag}_{name}_{red}_gx", i.grad)
+
+
+def nn_resample():
+    """nn: padding, interpolation, adaptive max pooling, Bilinear (values and
+    gradients, float and double), Bilinear's initial weights, dirac_."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+    torch.manual_seed(2)
+    bl = nn.Bilinear(3, 4, 2)
+    save("nn_init_bilinear_weight", bl.weight)
+    save("nn_init_bilinear_bias", bl.bias)
+    w = torch.empty(6, 2, 3, 3)
+    nn.init.dirac_(w, groups=2)
+    save("nn_init_dirac", w)
+
+    g = torch.Generator().manual_seed(31)
+
+    def run(name, tensors, f, tag):
+        leaves = [t.clone().requires_grad_() for t in tensors]
+        out = f(*leaves)
+        gout = torch.randn(out.shape, generator=g, dtype=torch.float64).to(out.dtype)
+        out.backward(gout)
+        for i, t in enumerate(tensors):
+            save(f"nn_rs_{tag}_{name}_in{i}", t)
+            save(f"nn_rs_{tag}_{name}_grad{i}", leaves[i].grad)
+        save(f"nn_rs_{tag}_{name}_gout", gout)
+        save(f"nn_rs_{tag}_{name}_out", out)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        run("pad_constant", [r(2, 3, 4)], lambda x: F.pad(x, (1, 2, -1, 3), value=0.5), tag)
+        run("pad_reflect", [r(1, 2, 4, 5)], lambda x: F.pad(x, (2, 3, 3, 1), mode="reflect"), tag)
+        run("pad_replicate", [r(1, 2, 3, 4)], lambda x: F.pad(x, (3, 1, 0, 2), mode="replicate"), tag)
+        run("nearest_size", [r(1, 2, 5, 3)], lambda x: F.interpolate(x, size=(7, 8), mode="nearest"), tag)
+        run("nearest_scale", [r(1, 2, 4)], lambda x: F.interpolate(x, scale_factor=1.7, mode="nearest"), tag)
+        run("bilinear_size", [r(2, 1, 4, 5)], lambda x: F.interpolate(x, size=(7, 3), mode="bilinear", align_corners=False), tag)
+        run("bilinear_corners", [r(2, 1, 4, 5)], lambda x: F.interpolate(x, size=(6, 9), mode="bilinear", align_corners=True), tag)
+        run("bilinear_scale", [r(1, 2, 3, 4)], lambda x: F.interpolate(x, scale_factor=2.5, mode="bilinear"), tag)
+        run("adaptive_max_pool2d", [r(2, 3, 7, 5)], lambda x: F.adaptive_max_pool2d(x, (3, 2)), tag)
+        run("bilinear_layer", [r(5, 3), r(5, 4), r(2, 3, 4), r(2)], lambda a, b, w, bias: F.bilinear(a, b, w, bias), tag)
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1217,4 +1365,7 @@ if __name__ == "__main__":
     special()
     autograd_second_order()
     nn_cases()
+    nn_layers()
+    nn_more_losses()
+    nn_resample()
     print("golden files written to", os.path.normpath(OUT))

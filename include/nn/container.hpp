@@ -79,6 +79,9 @@ class SequentialImpl : public Module {
   };
   template <class Impl>
   static AnyTensor call(Module& m, const AnyTensor& x) {
+    if constexpr (requires(Impl& i) { i.forward_any(x); }) {
+      return static_cast<Impl&>(m).forward_any(x);  // a module whose result type is not its input's
+    } else {
     return x.visit([&]<class T>(const Tensor<T>& t) -> AnyTensor {
       if constexpr (requires(Impl& i) { i.forward(t); }) {
         return static_cast<Impl&>(m).forward(t);
@@ -86,6 +89,7 @@ class SequentialImpl : public Module {
         detail::fail<Error>("Sequential: ", m.name(), " has no forward for a ", x.dtype_name(), " tensor");
       }
     });
+    }
   }
   std::vector<Step> steps_;
 };

@@ -132,6 +132,64 @@ inline AnyTensor trunc_normal_(AnyTensor t, double mean = 0, double std = 1, dou
   });
 }
 
+// The identity of a convolution: a 3-, 4- or 5-D weight zeroed, with a 1
+// at the kernel's centre for each output channel d < in channels (per group).
+inline AnyTensor dirac_(AnyTensor t, int64_t groups = 1) {
+  detail::check<ValueError>(t.dim() >= 3 && t.dim() <= 5, "Only tensors with 3, 4, or 5 dimensions are supported");
+  detail::check<ValueError>(groups > 0 && t.sizes()[0] % groups == 0, "dim 0 must be divisible by groups");
+  return detail::init_fill(std::move(t), "dirac_", [&]<class T>(Tensor<T>& x) {
+    x.zero_();
+    const int64_t per_group = x.size(0) / groups, n = std::min(per_group, x.size(1));
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t d = 0; d < n; ++d) {
+        Tensor<T> at = x.select(0, g * per_group + d).select(0, d);
+        while (at.dim() > 0) at = at.select(0, at.size(0) / 2);
+        at.fill_(T(1));
+      }
+  });
+}
+
+// A (semi-)orthogonal matrix from the QR factorization of a normal draw,
+// its columns' signs fixed by R's diagonal (Saxe et al., as PyTorch's);
+// dims after the first are flattened. The draws are not PyTorch's (see
+// normal_), the construction is.
+inline AnyTensor orthogonal_(AnyTensor t, double gain = 1) {
+  detail::check<ValueError>(t.dim() >= 2, "Only tensors with 2 or more dimensions are supported");
+  if (t.numel() == 0) return t;
+  const int64_t rows = t.sizes()[0], cols = t.numel() / rows;
+  // A tall matrix m x n (m >= n): the transpose when t is wide.
+  const bool wide = rows < cols;
+  const int64_t m = wide ? cols : rows, n = wide ? rows : cols;
+  Tensor<double> a = randn<double>({m, n});
+  std::vector<double> q(static_cast<std::size_t>(m * n)), r(static_cast<std::size_t>(n * n), 0.0);
+  auto at = [&](std::vector<double>& v, int64_t i, int64_t j, int64_t ld) -> double& { return v[static_cast<std::size_t>(i * ld + j)]; };
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) at(q, i, j, n) = a(i, j);
+  // Modified Gram-Schmidt, twice per column for accuracy.
+  for (int64_t j = 0; j < n; ++j) {
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t k = 0; k < j; ++k) {
+        double dot = 0;
+        for (int64_t i = 0; i < m; ++i) dot += at(q, i, k, n) * at(q, i, j, n);
+        for (int64_t i = 0; i < m; ++i) at(q, i, j, n) -= dot * at(q, i, k, n);
+        at(r, k, j, n) += dot;
+      }
+    double norm = 0;
+    for (int64_t i = 0; i < m; ++i) norm += at(q, i, j, n) * at(q, i, j, n);
+    norm = std::sqrt(norm);
+    at(r, j, j, n) = norm;
+    for (int64_t i = 0; i < m; ++i) at(q, i, j, n) /= norm > 0 ? norm : 1;
+  }
+  return detail::init_fill(std::move(t), "orthogonal_", [&]<class T>(Tensor<T>& x) {
+    Tensor<T> flat = x.view({rows, cols});
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t qi = wide ? j : i, qj = wide ? i : j;  // Gram-Schmidt's R has a positive diagonal
+        flat(i, j) = T(gain * at(q, qi, qj, n));
+      }
+  });
+}
+
 }  // namespace tsr::nn::init
 
 namespace tsr {

@@ -120,4 +120,42 @@ class FlattenImpl : public Module {
 };
 using Flatten = ModuleHolder<FlattenImpl>;
 
+// ----- Unflatten -------------------------------------------------------------------
+// Splits dim into unflattened_size (one entry may be -1).
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, Shape sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  int64_t dim() const { return dim_; }
+  const Shape& sizes() const { return sizes_; }
+
+ private:
+  int64_t dim_;
+  Shape sizes_;
+};
+class UnflattenImpl : public Module {
+ public:
+  explicit UnflattenImpl(const UnflattenOptions& options) : options(options) {}
+  UnflattenImpl(int64_t dim, Shape sizes) : options(dim, std::move(sizes)) {}
+  std::string name() const override { return "Unflatten"; }
+  std::string extra_repr() const override {
+    std::string s = "dim=" + std::to_string(options.dim()) + ", unflattened_size=(";
+    for (std::size_t i = 0; i < options.sizes().size(); ++i) s += (i ? ", " : "") + std::to_string(options.sizes()[i]);
+    return s + (options.sizes().size() == 1 ? ",)" : ")");
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    const int64_t d = detail::wrap_dim(options.dim(), x.dim());
+    Shape shape;
+    for (int64_t i = 0; i < x.dim(); ++i) {
+      if (i != d) {
+        shape.push_back(x.size(i));
+        continue;
+      }
+      for (int64_t s : options.sizes()) shape.push_back(s);
+    }
+    return x.view(shape);
+  }
+  UnflattenOptions options;
+};
+using Unflatten = ModuleHolder<UnflattenImpl>;
+
 }  // namespace tsr::nn

@@ -10,7 +10,8 @@
 
 namespace tsr::nn {
 
-enum class Reduction { None, Mean, Sum };
+// BatchMean (the sum divided by the batch size) is KLDivLoss's own.
+enum class Reduction { None, Mean, Sum, BatchMean };
 
 }  // namespace tsr::nn
 
@@ -19,6 +20,7 @@ namespace tsr {
 inline constexpr auto kNone = nn::Reduction::None;
 inline constexpr auto kMean = nn::Reduction::Mean;
 inline constexpr auto kSum = nn::Reduction::Sum;
+inline constexpr auto kBatchMean = nn::Reduction::BatchMean;
 }  // namespace tsr
 
 namespace tsr::detail {
@@ -28,11 +30,9 @@ Tensor<T> reduce_loss(const E& loss, nn::Reduction reduction) {
   switch (reduction) {
     case nn::Reduction::Mean: return mean(loss);
     case nn::Reduction::Sum: return sum(loss);
-    default: return Tensor<T>(loss);
+    case nn::Reduction::None: return Tensor<T>(loss);
+    default: fail<ValueError>("batchmean is not a valid value for reduction (it is kl_div's only)");
   }
-}
-inline const char* reduction_name(nn::Reduction r) {
-  return r == nn::Reduction::None ? "none" : r == nn::Reduction::Mean ? "mean" : "sum";
 }
 // (N, C, d1, ...) as (N d1 ..., C), and its targets (N, d1, ...) as (N d1 ...).
 template <class T>
@@ -146,6 +146,45 @@ struct BCEWithLogitsLossOptions : LossOptionsBase<BCEWithLogitsLossOptions> {
 
  private:
   AnyTensor weight_, pos_weight_;
+};
+
+struct KLDivLossOptions : LossOptionsBase<KLDivLossOptions> {
+  KLDivLossOptions& log_target(bool v) {
+    log_target_ = v;
+    return *this;
+  }
+  bool log_target() const { return log_target_; }
+
+ private:
+  bool log_target_ = false;
+};
+// A margin (CosineEmbeddingLoss: 0, MarginRankingLoss: 0).
+template <class Derived>
+struct MarginOptions : LossOptionsBase<Derived> {
+  Derived& margin(double v) {
+    margin_ = v;
+    return static_cast<Derived&>(*this);
+  }
+  double margin() const { return margin_; }
+
+ private:
+  double margin_ = 0;
+};
+struct CosineEmbeddingLossOptions : MarginOptions<CosineEmbeddingLossOptions> {};
+struct MarginRankingLossOptions : MarginOptions<MarginRankingLossOptions> {};
+struct TripletMarginLossOptions : LossOptionsBase<TripletMarginLossOptions> {
+  TripletMarginLossOptions& margin(double v) { margin_ = v; return *this; }
+  TripletMarginLossOptions& p(double v) { p_ = v; return *this; }
+  TripletMarginLossOptions& eps(double v) { eps_ = v; return *this; }
+  TripletMarginLossOptions& swap(bool v) { swap_ = v; return *this; }
+  double margin() const { return margin_; }
+  double p() const { return p_; }
+  double eps() const { return eps_; }
+  bool swap() const { return swap_; }
+
+ private:
+  double margin_ = 1, p_ = 2, eps_ = 1e-6;
+  bool swap_ = false;
 };
 
 // ----- functional ------------------------------------------------------------------
@@ -312,6 +351,60 @@ Tensor<T> binary_cross_entropy_with_logits(const Tensor<T>& input, const Tensor<
   return detail::reduce_loss<T>(loss, o.reduction());
 }
 
+// Kullback-Leibler divergence of target from input, both over the same
+// points, input as log-probabilities (target too with log_target):
+// target (log target - input), 0 where target is 0. kBatchMean divides the
+// sum by the batch size (the mathematically right mean); kMean, PyTorch's
+// default, by the number of elements.
+template <detail::FloatElement T>
+Tensor<T> kl_div(const Tensor<T>& input, const Tensor<T>& target, const KLDivLossOptions& o = {}) {
+  Tensor<T> loss;
+  if (o.log_target()) loss = exp(target) * (target - input);
+  else loss = special::xlogy(target, target) - target * input;
+  if (o.reduction() == Reduction::BatchMean) return input.dim() == 0 ? sum(loss) : sum(loss) / T(input.size(0));
+  return detail::reduce_loss<T>(loss, o.reduction());
+}
+
+// 1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1,
+// the cosine over the last dim (PyTorch's 1e-12 added to each squared norm).
+template <detail::FloatElement T>
+Tensor<T> cosine_embedding_loss(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& y,
+                                const CosineEmbeddingLossOptions& o = {}) {
+  detail::check(x1.sizes() == x2.sizes(), "cosine_embedding_loss: the inputs' shapes differ, ", x1.sizes(), " and ", x2.sizes());
+  detail::check(x1.dim() == 1 || x1.dim() == 2, "1D target tensor expects 2D input tensors, but found inputs with sizes ",
+                x1.sizes(), " and ", x2.sizes(), ".");
+  const int64_t d = x1.dim() - 1;
+  const Tensor<T> prod = sum(x1 * x2, d), m1 = sum(square(x1), d), m2 = sum(square(x2), d);
+  const Tensor<T> cos = prod / sqrt((m1 + T(1e-12)) * (m2 + T(1e-12)));
+  const auto loss = where(y == T(1), 1 - cos, T(0)) + where(y == T(-1), clamp_min(cos - T(o.margin()), T(0)), T(0));
+  return detail::reduce_loss<T>(loss, o.reduction());
+}
+
+// max(0, -y (x1 - x2) + margin).
+template <detail::FloatElement T>
+Tensor<T> margin_ranking_loss(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& y,
+                              const MarginRankingLossOptions& o = {}) {
+  return detail::reduce_loss<T>(clamp_min(-y * (x1 - x2) + T(o.margin()), T(0)), o.reduction());
+}
+
+// max(d(a, p) - d(a, n) + margin, 0) with d the p-norm of the difference
+// plus eps over the last dim (PyTorch's pairwise_distance); swap uses
+// min(d(a, n), d(p, n)).
+template <detail::FloatElement T>
+Tensor<T> triplet_margin_loss(const Tensor<T>& anchor, const Tensor<T>& positive, const Tensor<T>& negative,
+                              const TripletMarginLossOptions& o = {}) {
+  detail::check(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(),
+                "The anchor, positive, and negative tensors are expected to have the same number of dimensions");
+  const int64_t d = anchor.dim() - 1;
+  auto distance = [&](const Tensor<T>& a, const Tensor<T>& b) {
+    return norm(a - b + T(o.eps()), o.p(), Shape{d});
+  };
+  const Tensor<T> d_ap = distance(anchor, positive);
+  Tensor<T> d_an = distance(anchor, negative);
+  if (o.swap()) d_an = minimum(d_an, distance(positive, negative));
+  return detail::reduce_loss<T>(clamp_min(d_ap - d_an + T(o.margin()), T(0)), o.reduction());
+}
+
 }  // namespace functional
 namespace F = functional;
 
@@ -397,5 +490,44 @@ class BCEWithLogitsLossImpl : public LossImpl<BCEWithLogitsLossOptions> {
   }
 };
 using BCEWithLogitsLoss = ModuleHolder<BCEWithLogitsLossImpl>;
+
+class KLDivLossImpl : public LossImpl<KLDivLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "KLDivLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<T>& target) const { return F::kl_div(input, target, options); }
+};
+using KLDivLoss = ModuleHolder<KLDivLossImpl>;
+class CosineEmbeddingLossImpl : public LossImpl<CosineEmbeddingLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "CosineEmbeddingLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& y) const {
+    return F::cosine_embedding_loss(x1, x2, y, options);
+  }
+};
+using CosineEmbeddingLoss = ModuleHolder<CosineEmbeddingLossImpl>;
+class MarginRankingLossImpl : public LossImpl<MarginRankingLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "MarginRankingLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& y) const {
+    return F::margin_ranking_loss(x1, x2, y, options);
+  }
+};
+using MarginRankingLoss = ModuleHolder<MarginRankingLossImpl>;
+class TripletMarginLossImpl : public LossImpl<TripletMarginLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "TripletMarginLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& anchor, const Tensor<T>& positive, const Tensor<T>& negative) const {
+    return F::triplet_margin_loss(anchor, positive, negative, options);
+  }
+};
+using TripletMarginLoss = ModuleHolder<TripletMarginLossImpl>;
 
 }  // namespace tsr::nn

@@ -13,3 +13,8 @@
 #include "activation.hpp"
 #include "container.hpp"
 #include "loss.hpp"
+#include "conv.hpp"
+#include "norm.hpp"
+#include "dropout.hpp"
+#include "embedding.hpp"
+#include "resample.hpp"

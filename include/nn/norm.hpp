@@ -1,0 +1,257 @@
+// Normalization layers: BatchNorm1d/2d, LayerNorm, GroupNorm.
+//
+// Each normalizes with the mean and biased variance of its statistics'
+// dims, written with the differentiable reductions (mean, var): their
+// backward passes give the normalization's, and derivatives of any order
+// follow.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "activation.hpp"  // python_float_repr
+#include "holder.hpp"
+
+namespace tsr::nn {
+
+struct BatchNormOptions {
+  BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT: implicit
+  BatchNormOptions& eps(double v) { eps_ = v; return *this; }
+  // None (std::nullopt): a cumulative average of the batches seen.
+  BatchNormOptions& momentum(std::optional<double> v) { momentum_ = v; return *this; }
+  BatchNormOptions& affine(bool v) { affine_ = v; return *this; }
+  BatchNormOptions& track_running_stats(bool v) { track_running_stats_ = v; return *this; }
+  int64_t num_features() const { return num_features_; }
+  double eps() const { return eps_; }
+  std::optional<double> momentum() const { return momentum_; }
+  bool affine() const { return affine_; }
+  bool track_running_stats() const { return track_running_stats_; }
+
+ private:
+  int64_t num_features_;
+  double eps_ = 1e-5;
+  std::optional<double> momentum_ = 0.1;
+  bool affine_ = true, track_running_stats_ = true;
+};
+
+namespace functional {
+
+// Batch normalization over dim 1. Training: the batch's statistics, and
+// the running ones (when given) moved toward them by `momentum`, the
+// variance unbiased; otherwise the running statistics.
+template <detail::FloatElement T>
+Tensor<T> batch_norm(const Tensor<T>& x, Tensor<T> running_mean, Tensor<T> running_var, const Tensor<T>& weight,
+                     const Tensor<T>& bias, bool training, double momentum, double eps) {
+  detail::check(x.dim() >= 2, "batch_norm: expected an input of at least 2 dimensions, got ", x.sizes());
+  const int64_t c = x.size(1);
+  Shape dims{0}, per_channel(static_cast<std::size_t>(x.dim()), 1);
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  per_channel[1] = c;
+  Tensor<T> y;
+  if (training) {
+    const int64_t count = x.numel() / std::max<int64_t>(c, 1);
+    if (count <= 1) {
+      std::ostringstream os;
+      os << "Expected more than 1 value per channel when training, got input size torch.Size([";
+      for (int64_t d = 0; d < x.dim(); ++d) os << (d ? ", " : "") << x.size(d);
+      os << "])";
+      throw Error(os.str());
+    }
+    const Tensor<T> mu = mean(x, dims, true), var = tsr::var(x, dims, 0, true);
+    y = (x - mu) / sqrt(var + T(eps));
+    if (running_mean.defined()) {
+      const NoGradGuard no_grad;
+      const T m = T(momentum);
+      running_mean.copy_(running_mean * (1 - m) + mu.detach().reshape({c}) * m);
+      running_var.copy_(running_var * (1 - m) + var.detach().reshape({c}) * (m * T(count) / T(count - 1)));
+    }
+  } else {
+    detail::check(running_mean.defined() && running_var.defined(),
+                  "batch_norm: running_mean and running_var must be defined in evaluation mode");
+    y = (x - running_mean.view(per_channel)) / sqrt(running_var.view(per_channel) + T(eps));
+  }
+  if (weight.defined()) y = y * weight.view(per_channel);
+  if (bias.defined()) y = y + bias.view(per_channel);
+  return y;
+}
+
+// Normalization over the last normalized_shape.size() dims, which must be
+// normalized_shape.
+template <detail::FloatElement T>
+Tensor<T> layer_norm(const Tensor<T>& x, const Shape& normalized_shape, const Tensor<T>& weight = {},
+                     const Tensor<T>& bias = {}, double eps = 1e-5) {
+  const auto k = static_cast<int64_t>(normalized_shape.size());
+  bool fits = k >= 1 && x.dim() >= k;
+  for (int64_t i = 0; fits && i < k; ++i) fits = x.size(x.dim() - k + i) == normalized_shape[static_cast<std::size_t>(i)];
+  if (!fits) {
+    std::ostringstream os;
+    os << "Given normalized_shape=" << normalized_shape << ", expected input with shape [*";
+    for (int64_t s : normalized_shape) os << ", " << s;
+    os << "], but got input of size" << x.sizes();
+    throw Error(os.str());
+  }
+  Shape dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  const Tensor<T> mu = mean(x, dims, true), var = tsr::var(x, dims, 0, true);
+  Tensor<T> y = (x - mu) / sqrt(var + T(eps));
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
+  return y;
+}
+
+// Normalization over groups of channels: x (N, C, *) seen as (N, G, C/G *).
+template <detail::FloatElement T>
+Tensor<T> group_norm(const Tensor<T>& x, int64_t num_groups, const Tensor<T>& weight = {}, const Tensor<T>& bias = {},
+                     double eps = 1e-5) {
+  detail::check(x.dim() >= 2, "group_norm: expected an input of at least 2 dimensions, got ", x.sizes());
+  const int64_t n = x.size(0), c = x.size(1);
+  detail::check(num_groups > 0 && c % num_groups == 0, "Expected number of channels in input to be divisible by num_groups, but got input of shape ",
+                x.sizes(), " and num_groups=", num_groups);
+  const Tensor<T> grouped = x.reshape({n, num_groups, -1});
+  const Tensor<T> mu = mean(grouped, 2, true), var = tsr::var(grouped, Shape{2}, 0, true);
+  Tensor<T> y = Tensor<T>((grouped - mu) / sqrt(var + T(eps))).view(x.sizes());
+  Shape per_channel(static_cast<std::size_t>(x.dim()), 1);
+  per_channel[1] = c;
+  if (weight.defined()) y = y * weight.view(per_channel);
+  if (bias.defined()) y = y + bias.view(per_channel);
+  return y;
+}
+
+}  // namespace functional
+namespace F = functional;
+
+// BatchNorm1d (input (N, C) or (N, C, L)) and BatchNorm2d ((N, C, H, W)).
+template <std::size_t D>
+class BatchNormImpl : public Module {
+ public:
+  explicit BatchNormImpl(const BatchNormOptions& options)
+      : options(options),
+        weight(register_parameter("weight", options.affine() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
+        bias(register_parameter("bias", options.affine() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
+        running_mean(register_buffer("running_mean", options.track_running_stats() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
+        running_var(register_buffer("running_var", options.track_running_stats() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
+        num_batches_tracked(register_buffer("num_batches_tracked", options.track_running_stats() ? AnyTensor(zeros<int64_t>({})) : AnyTensor())) {}
+  std::string name() const override { return D == 1 ? "BatchNorm1d" : "BatchNorm2d"; }
+  std::string extra_repr() const override {
+    return std::to_string(options.num_features()) + ", eps=" + detail::python_float_repr(options.eps()) + ", momentum=" +
+           (options.momentum() ? detail::python_float_repr(*options.momentum()) : "None") +
+           ", affine=" + (options.affine() ? "True" : "False") +
+           ", track_running_stats=" + (options.track_running_stats() ? "True" : "False");
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    if constexpr (D == 1) {
+      detail::check(x.dim() == 2 || x.dim() == 3, "expected 2D or 3D input (got ", x.dim(), "D input)");
+    } else {
+      detail::check(x.dim() == 4, "expected 4D input (got ", x.dim(), "D input)");
+    }
+    detail::check(x.size(1) == options.num_features(), "running_mean should contain ", x.size(1),
+                  " elements not ", options.num_features());
+    double factor = options.momentum().value_or(0.0);
+    if (is_training() && options.track_running_stats()) {
+      auto& count = num_batches_tracked.as<int64_t>();
+      count.fill_(count.item() + 1);
+      if (!options.momentum()) factor = 1.0 / static_cast<double>(count.item());
+    }
+    const bool batch_stats = is_training() || !options.track_running_stats();
+    const bool update = is_training() && options.track_running_stats();
+    auto typed = [](const AnyTensor& t) { return t.defined() ? t.as<T>() : Tensor<T>(); };
+    return F::batch_norm(x, update || !batch_stats ? typed(running_mean) : Tensor<T>(),
+                         update || !batch_stats ? typed(running_var) : Tensor<T>(), typed(weight), typed(bias), batch_stats,
+                         factor, options.eps());
+  }
+
+  BatchNormOptions options;
+  AnyTensor& weight;
+  AnyTensor& bias;
+  AnyTensor& running_mean;
+  AnyTensor& running_var;
+  AnyTensor& num_batches_tracked;
+};
+using BatchNorm1dImpl = BatchNormImpl<1>;
+using BatchNorm2dImpl = BatchNormImpl<2>;
+using BatchNorm1d = ModuleHolder<BatchNorm1dImpl>;
+using BatchNorm2d = ModuleHolder<BatchNorm2dImpl>;
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
+
+struct LayerNormOptions {
+  LayerNormOptions(Shape normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT: implicit
+  LayerNormOptions& eps(double v) { eps_ = v; return *this; }
+  LayerNormOptions& elementwise_affine(bool v) { elementwise_affine_ = v; return *this; }
+  const Shape& normalized_shape() const { return normalized_shape_; }
+  double eps() const { return eps_; }
+  bool elementwise_affine() const { return elementwise_affine_; }
+
+ private:
+  Shape normalized_shape_;
+  double eps_ = 1e-5;
+  bool elementwise_affine_ = true;
+};
+class LayerNormImpl : public Module {
+ public:
+  explicit LayerNormImpl(const LayerNormOptions& options)
+      : options(options),
+        weight(register_parameter("weight", options.elementwise_affine() ? AnyTensor(ones<float>(options.normalized_shape())) : AnyTensor())),
+        bias(register_parameter("bias", options.elementwise_affine() ? AnyTensor(zeros<float>(options.normalized_shape())) : AnyTensor())) {}
+  std::string name() const override { return "LayerNorm"; }
+  std::string extra_repr() const override {
+    std::string s = "(";
+    const Shape& ns = options.normalized_shape();
+    for (std::size_t i = 0; i < ns.size(); ++i) s += (i ? ", " : "") + std::to_string(ns[i]);
+    s += ns.size() == 1 ? ",)" : ")";
+    return s + ", eps=" + detail::python_float_repr(options.eps()) +
+           ", elementwise_affine=" + (options.elementwise_affine() ? "True" : "False");
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return F::layer_norm(x, options.normalized_shape(), weight.defined() ? weight.as<T>() : Tensor<T>(),
+                         bias.defined() ? bias.as<T>() : Tensor<T>(), options.eps());
+  }
+  LayerNormOptions options;
+  AnyTensor& weight;
+  AnyTensor& bias;
+};
+using LayerNorm = ModuleHolder<LayerNormImpl>;
+
+struct GroupNormOptions {
+  GroupNormOptions(int64_t num_groups, int64_t num_channels) : num_groups_(num_groups), num_channels_(num_channels) {}
+  GroupNormOptions& eps(double v) { eps_ = v; return *this; }
+  GroupNormOptions& affine(bool v) { affine_ = v; return *this; }
+  int64_t num_groups() const { return num_groups_; }
+  int64_t num_channels() const { return num_channels_; }
+  double eps() const { return eps_; }
+  bool affine() const { return affine_; }
+
+ private:
+  int64_t num_groups_, num_channels_;
+  double eps_ = 1e-5;
+  bool affine_ = true;
+};
+class GroupNormImpl : public Module {
+ public:
+  explicit GroupNormImpl(const GroupNormOptions& options)
+      : options(options),
+        weight(register_parameter("weight", options.affine() ? AnyTensor(ones<float>({options.num_channels()})) : AnyTensor())),
+        bias(register_parameter("bias", options.affine() ? AnyTensor(zeros<float>({options.num_channels()})) : AnyTensor())) {
+    detail::check<ValueError>(options.num_groups() > 0 && options.num_channels() % options.num_groups() == 0,
+                              "num_channels must be divisible by num_groups");
+  }
+  GroupNormImpl(int64_t num_groups, int64_t num_channels) : GroupNormImpl(GroupNormOptions(num_groups, num_channels)) {}
+  std::string name() const override { return "GroupNorm"; }
+  std::string extra_repr() const override {
+    return std::to_string(options.num_groups()) + ", " + std::to_string(options.num_channels()) +
+           ", eps=" + detail::python_float_repr(options.eps()) + ", affine=" + (options.affine() ? "True" : "False");
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return F::group_norm(x, options.num_groups(), weight.defined() ? weight.as<T>() : Tensor<T>(),
+                         bias.defined() ? bias.as<T>() : Tensor<T>(), options.eps());
+  }
+  GroupNormOptions options;
+  AnyTensor& weight;
+  AnyTensor& bias;
+};
+using GroupNorm = ModuleHolder<GroupNormImpl>;
+
+}  // namespace tsr::nn

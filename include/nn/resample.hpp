@@ -1,0 +1,284 @@
+// Padding, interpolation, one-hot encoding, Bilinear and AdaptiveMaxPool2d.
+//
+// Padding and nearest interpolation gather input elements by index
+// (index_select per dim, whose backward adds the gradient back); bilinear
+// interpolation is two products with interpolation matrices. All are
+// differentiable through those ops' rules.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "conv.hpp"
+#include "holder.hpp"
+#include "init.hpp"
+
+namespace tsr::nn {
+
+enum class PadMode { Constant, Reflect, Replicate };
+enum class InterpolateMode { Nearest, Bilinear };
+
+}  // namespace tsr::nn
+
+namespace tsr {
+inline constexpr auto kConstant = nn::PadMode::Constant;
+inline constexpr auto kReflect = nn::PadMode::Reflect;
+inline constexpr auto kReplicate = nn::PadMode::Replicate;
+inline constexpr auto kNearest = nn::InterpolateMode::Nearest;
+inline constexpr auto kBilinear = nn::InterpolateMode::Bilinear;
+}  // namespace tsr
+
+namespace tsr::nn {
+
+struct PadFuncOptions {
+  // Pairs from the last dim backwards: {left, right, top, bottom, ...}.
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // NOLINT: implicit
+  PadFuncOptions& mode(PadMode m) { mode_ = m; return *this; }
+  PadFuncOptions& value(double v) { value_ = v; return *this; }
+  const std::vector<int64_t>& pad() const { return pad_; }
+  PadMode mode() const { return mode_; }
+  double value() const { return value_; }
+
+ private:
+  std::vector<int64_t> pad_;
+  PadMode mode_ = PadMode::Constant;
+  double value_ = 0;
+};
+
+struct InterpolateFuncOptions {
+  InterpolateFuncOptions& size(std::vector<int64_t> v) { size_ = std::move(v); return *this; }
+  InterpolateFuncOptions& scale_factor(std::vector<double> v) { scale_factor_ = std::move(v); return *this; }
+  InterpolateFuncOptions& mode(InterpolateMode m) { mode_ = m; return *this; }
+  InterpolateFuncOptions& align_corners(bool v) { align_corners_ = v; return *this; }
+  const std::vector<int64_t>& size() const { return size_; }
+  const std::vector<double>& scale_factor() const { return scale_factor_; }
+  InterpolateMode mode() const { return mode_; }
+  std::optional<bool> align_corners() const { return align_corners_; }
+
+ private:
+  std::vector<int64_t> size_;
+  std::vector<double> scale_factor_;
+  InterpolateMode mode_ = InterpolateMode::Nearest;
+  std::optional<bool> align_corners_;
+};
+
+namespace functional {
+
+using tsr::one_hot;
+
+// Pads (or, with negative amounts, crops) the last dims.
+template <detail::FloatElement T>
+Tensor<T> pad(const Tensor<T>& x, const PadFuncOptions& o) {
+  const auto& p = o.pad();
+  detail::check(p.size() % 2 == 0, "Padding length must be divisible by 2");
+  const auto dims = static_cast<int64_t>(p.size() / 2);
+  detail::check(dims <= x.dim(), "Padding length too large");
+  Tensor<T> out = x;
+  for (int64_t k = 0; k < dims; ++k) {
+    const int64_t d = x.dim() - 1 - k, before = p[2 * static_cast<std::size_t>(k)], after = p[2 * static_cast<std::size_t>(k) + 1];
+    const int64_t n = out.size(d), len = n + before + after;
+    detail::check(len >= 0, "The input size ", n, ", plus negative padding ", before, " and ", after,
+                  " resulted in a negative output size, which is invalid. Check dimension ", d, " of your input.");
+    if (o.mode() == PadMode::Reflect)
+      detail::check(before < n && after < n, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
+                    before, ", ", after, ") at dimension ", d, " of input ", x.sizes());
+    if (o.mode() == PadMode::Replicate) detail::check(n > 0, "replication padding of an empty dimension");
+    // Each output position's source index; -1 where a constant goes.
+    std::vector<int64_t> src(static_cast<std::size_t>(len));
+    for (int64_t i = 0; i < len; ++i) {
+      int64_t j = i - before;
+      if (j < 0 || j >= n) {
+        if (o.mode() == PadMode::Constant) j = -1;
+        else if (o.mode() == PadMode::Replicate) j = std::clamp<int64_t>(j, 0, n - 1);
+        else j = j < 0 ? -j : 2 * (n - 1) - j;
+      }
+      src[static_cast<std::size_t>(i)] = j;
+    }
+    if (o.mode() == PadMode::Constant) {
+      const int64_t lo = std::max<int64_t>(0, -before), hi = std::min(n, n + after);  // the part of the input kept
+      Shape shape = out.sizes();
+      shape[static_cast<std::size_t>(d)] = len;
+      Tensor<T> padded = full<T>(shape, T(o.value()));
+      if (hi > lo) padded.slice(d, std::max<int64_t>(0, before), std::max<int64_t>(0, before) + hi - lo) = out.slice(d, lo, hi);
+      out = padded;
+    } else {
+      Tensor<int64_t> index = Tensor<int64_t>::allocate({len});
+      for (int64_t i = 0; i < len; ++i) index(i) = src[static_cast<std::size_t>(i)];
+      out = index_select(out, d, index);
+    }
+  }
+  return out;
+}
+
+}  // namespace functional
+}  // namespace tsr::nn
+
+namespace tsr::detail {
+// The (out, in) matrix of 1-D linear interpolation, PyTorch's source
+// coordinates: align_corners maps the corner pixels' centres onto each
+// other; otherwise src = (dst + 0.5) scale - 0.5, clamped at 0.
+template <class T>
+Tensor<T> linear_interpolation_matrix(int64_t in, int64_t out, bool align_corners, double scale) {
+  auto a = zeros<T>({out, in});
+  for (int64_t i = 0; i < out; ++i) {
+    double src;
+    if (align_corners) src = out > 1 ? static_cast<double>(i) * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
+    else src = std::max((static_cast<double>(i) + 0.5) * scale - 0.5, 0.0);
+    const auto i0 = std::min<int64_t>(static_cast<int64_t>(src), in - 1);
+    const int64_t i1 = std::min<int64_t>(i0 + 1, in - 1);
+    const double l1 = src - static_cast<double>(i0);
+    a(i, i0) += T(1 - l1);
+    a(i, i1) += T(l1);
+  }
+  return a;
+}
+}  // namespace tsr::detail
+
+namespace tsr::nn::functional {
+
+// Resizes the spatial dims of (N, C, H, W) (bilinear, nearest) or
+// (N, C, L) (nearest) to `size`, or by `scale_factor`.
+template <detail::FloatElement T>
+Tensor<T> interpolate(const Tensor<T>& x, const InterpolateFuncOptions& o) {
+  const int64_t spatial = x.dim() - 2;
+  detail::check(spatial == 1 || spatial == 2, "interpolate: expected a 3-D or 4-D input, got ", x.sizes());
+  detail::check(o.size().empty() != o.scale_factor().empty(), "only one of size or scale_factor should be defined");
+  if (o.mode() == InterpolateMode::Nearest)
+    detail::check(!o.align_corners().has_value(),
+                  "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
+  if (o.mode() == InterpolateMode::Bilinear) detail::check(spatial == 2, "Got 3D input, but bilinear mode needs 4D input");
+  std::vector<int64_t> out_size;
+  std::vector<double> scale;  // input per output pixel
+  for (int64_t k = 0; k < spatial; ++k) {
+    const int64_t in = x.size(2 + k);
+    if (!o.size().empty()) {
+      detail::check(static_cast<int64_t>(o.size().size()) == spatial, "size shape must match input shape. Input is ", spatial,
+                    "D, size is ", o.size().size());
+      out_size.push_back(o.size()[static_cast<std::size_t>(k)]);
+      scale.push_back(static_cast<double>(in) / static_cast<double>(out_size.back()));
+    } else {
+      const double f = o.scale_factor()[o.scale_factor().size() == 1 ? 0 : static_cast<std::size_t>(k)];
+      out_size.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in) * f)));
+      scale.push_back(1.0 / f);
+    }
+    detail::check(out_size.back() > 0, "interpolate: the output size must be positive");
+  }
+  if (o.mode() == InterpolateMode::Nearest) {
+    Tensor<T> out = x;
+    for (int64_t k = 0; k < spatial; ++k) {
+      const int64_t in = x.size(2 + k), n = out_size[static_cast<std::size_t>(k)];
+      Tensor<int64_t> index = Tensor<int64_t>::allocate({n});
+      for (int64_t i = 0; i < n; ++i)
+        // In float, as PyTorch's nearest_idx (a double product can round the other way).
+        index(i) = std::min<int64_t>(
+            static_cast<int64_t>(std::floor(static_cast<float>(i) * static_cast<float>(scale[static_cast<std::size_t>(k)]))), in - 1);
+      out = index_select(out, 2 + k, index);
+    }
+    return out;
+  }
+  const bool corners = o.align_corners().value_or(false);
+  const auto ah = detail::linear_interpolation_matrix<T>(x.size(2), out_size[0], corners, scale[0]);
+  const auto aw = detail::linear_interpolation_matrix<T>(x.size(3), out_size[1], corners, scale[1]);
+  return matmul(matmul(ah, x), aw.t());
+}
+
+// Max pooling to a fixed output size, over PyTorch's adaptive windows.
+template <detail::FloatElement T>
+Tensor<T> adaptive_max_pool2d(const Tensor<T>& x, ExpandingArray<2> output_size) {
+  detail::check(x.dim() == 3 || x.dim() == 4, "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got ", x.sizes());
+  const int64_t h = x.size(-2), w = x.size(-1), oh = output_size[0], ow = output_size[1];
+  detail::check(oh > 0 && ow > 0, "adaptive_max_pool2d: output size must be positive");
+  Shape flat = x.sizes();
+  flat.resize(flat.size() - 2);
+  flat.push_back(-1);
+  std::vector<Tensor<T>> cells;
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t j = 0; j < ow; ++j) {
+      const int64_t r0 = i * h / oh, r1 = ((i + 1) * h + oh - 1) / oh, c0 = j * w / ow, c1 = ((j + 1) * w + ow - 1) / ow;
+      cells.push_back(std::get<0>(max(x.slice(-2, r0, r1).slice(-1, c0, c1).reshape(flat), -1)));
+    }
+  Shape out_shape = x.sizes();
+  out_shape[out_shape.size() - 2] = oh;
+  out_shape[out_shape.size() - 1] = ow;
+  return stack(cells, -1).view(out_shape);
+}
+
+// x1^T A x2 + b over the last dims: weight (out, in1, in2).
+template <detail::FloatElement T>
+Tensor<T> bilinear(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& weight, const Tensor<T>& bias = {}) {
+  detail::check(weight.dim() == 3, "bilinear(): weight must be 3-dimensional, got ", weight.sizes());
+  detail::check(x1.size(-1) == weight.size(1), "bilinear(): input1 size does not match weight size: got ", x1.size(-1),
+                " but expected ", weight.size(1));
+  detail::check(x2.size(-1) == weight.size(2), "bilinear(): input2 size does not match weight size: got ", x2.size(-1),
+                " but expected ", weight.size(2));
+  Shape lead = x1.sizes();
+  lead.resize(lead.size() - 1);
+  const Tensor<T> a = x1.reshape({-1, x1.size(-1)}), b = x2.reshape({-1, x2.size(-1)});
+  const Tensor<T> left = matmul(a, weight);                    // (out, N, in2)
+  Tensor<T> y = sum(left * b.unsqueeze(0), -1).t();             // (N, out)
+  if (bias.defined()) y = y + bias;
+  lead.push_back(weight.size(0));
+  return y.reshape(lead);
+}
+
+}  // namespace tsr::nn::functional
+
+namespace tsr::nn {
+
+struct BilinearOptions {
+  BilinearOptions(int64_t in1, int64_t in2, int64_t out) : in1_(in1), in2_(in2), out_(out) {}
+  BilinearOptions& bias(bool v) { bias_ = v; return *this; }
+  int64_t in1_features() const { return in1_; }
+  int64_t in2_features() const { return in2_; }
+  int64_t out_features() const { return out_; }
+  bool bias() const { return bias_; }
+
+ private:
+  int64_t in1_, in2_, out_;
+  bool bias_ = true;
+};
+// Initialized as PyTorch's: weight and bias from U(-1/sqrt(in1), 1/sqrt(in1)).
+class BilinearImpl : public Module {
+ public:
+  explicit BilinearImpl(const BilinearOptions& options)
+      : options(options),
+        weight(register_parameter("weight", empty<float>({options.out_features(), options.in1_features(), options.in2_features()}))),
+        bias(register_parameter("bias", options.bias() ? AnyTensor(empty<float>({options.out_features()})) : AnyTensor())) {
+    reset_parameters();
+  }
+  BilinearImpl(int64_t in1, int64_t in2, int64_t out) : BilinearImpl(BilinearOptions(in1, in2, out)) {}
+  void reset_parameters() {
+    const double bound = 1 / std::sqrt(static_cast<double>(options.in1_features()));
+    init::uniform_(weight, -bound, bound);
+    if (bias.defined()) init::uniform_(bias, -bound, bound);
+  }
+  std::string name() const override { return "Bilinear"; }
+  std::string extra_repr() const override {
+    return "in1_features=" + std::to_string(options.in1_features()) + ", in2_features=" + std::to_string(options.in2_features()) +
+           ", out_features=" + std::to_string(options.out_features()) + ", bias=" + (bias.defined() ? "True" : "False");
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x1, const Tensor<T>& x2) const {
+    return F::bilinear(x1, x2, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>());
+  }
+  BilinearOptions options;
+  AnyTensor& weight;
+  AnyTensor& bias;
+};
+using Bilinear = ModuleHolder<BilinearImpl>;
+
+class AdaptiveMaxPool2dImpl : public Module {
+ public:
+  explicit AdaptiveMaxPool2dImpl(ExpandingArray<2> output_size) : output_size(output_size) {}
+  std::string name() const override { return "AdaptiveMaxPool2d"; }
+  std::string extra_repr() const override {
+    return "output_size=" + (output_size[0] == output_size[1] ? std::to_string(output_size[0]) : output_size.repr());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return F::adaptive_max_pool2d(x, output_size);
+  }
+  ExpandingArray<2> output_size;
+};
+using AdaptiveMaxPool2d = ModuleHolder<AdaptiveMaxPool2dImpl>;
+
+}  // namespace tsr::nn

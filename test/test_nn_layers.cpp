@@ -1,0 +1,301 @@
+// nn, second part: convolutions, pooling, normalization, embeddings,
+// padding and interpolation, against PyTorch 1.13 (tools/make_golden.py:
+// nn_layers, nn_resample).
+#include <fstream>
+#include <nn/nn.hpp>
+
+#include "common.hpp"
+
+using namespace tsr;
+using test::bitwise_equal;
+using test::check_close;
+using test::error_of;
+using test::keys_of;
+
+// ----- convolutions, pooling, normalization, embeddings ---------------------------
+
+TEST_CASE("convolutions initialize as PyTorch's for the same seed") {
+  manual_seed(0);
+  nn::Conv2d c2(nn::Conv2dOptions(1, 16, 5).padding(2));
+  nn::Conv1d c1(2, 4, 3);
+  CHECK(bitwise_equal(c2->weight.as<float>(), test::golden<float>("nn_init_conv2d_weight")));
+  CHECK(bitwise_equal(c2->bias.as<float>(), test::golden<float>("nn_init_conv2d_bias")));
+  CHECK(bitwise_equal(c1->weight.as<float>(), test::golden<float>("nn_init_conv1d_weight")));
+  CHECK(bitwise_equal(c1->bias.as<float>(), test::golden<float>("nn_init_conv1d_bias")));
+}
+
+template <class T>
+void check_layer(const std::string& tag, const std::string& name, int inputs,
+                 const std::function<Tensor<T>(const std::vector<Tensor<T>>&)>& f, double rtol) {
+  const std::string prefix = "nn_layer_" + tag + "_" + name;
+  std::vector<Tensor<T>> in;
+  for (int i = 0; i < inputs; ++i) in.push_back(test::golden<T>(prefix + "_in" + std::to_string(i)).requires_grad_());
+  const Tensor<T> out = f(in);
+  out.backward(test::golden<T>(prefix + "_gout"));
+  check_close(out, test::golden<T>(prefix + "_out"), rtol, rtol, prefix + " forward");
+  for (int i = 0; i < inputs; ++i)
+    check_close(in[static_cast<std::size_t>(i)].grad(), test::golden<T>(prefix + "_grad" + std::to_string(i)), rtol, rtol,
+                prefix + " gradient " + std::to_string(i));
+}
+
+template <class T>
+void check_layers(const std::string& tag, double rtol) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<T>>;
+  check_layer<T>(tag, "conv2d_basic", 3, [](const V& v) { return F::conv2d(v[0], v[1], v[2]); }, rtol);
+  check_layer<T>(tag, "conv2d_options", 3, [](const V& v) {
+    return F::conv2d(v[0], v[1], v[2], F::Conv2dFuncOptions().stride({2, 1}).padding({1, 2}).dilation({2, 1}).groups(2));
+  }, rtol);
+  check_layer<T>(tag, "conv2d_same_even", 2, [](const V& v) {
+    return F::conv2d(v[0], v[1], {}, F::Conv2dFuncOptions().padding(kSame));
+  }, rtol);
+  check_layer<T>(tag, "conv2d_unbatched_strided_input", 2, [](const V& v) {
+    return F::conv2d(v[0].transpose(1, 2), v[1], {}, F::Conv2dFuncOptions().stride(2));
+  }, rtol);
+  check_layer<T>(tag, "conv1d", 3, [](const V& v) { return F::conv1d(v[0], v[1], v[2], 2, 1, 2); }, rtol);
+  check_layer<T>(tag, "max_pool2d", 1, [](const V& v) {
+    return F::max_pool2d(v[0], nn::MaxPool2dOptions(3).stride(2).padding(1).ceil_mode(true));
+  }, rtol);
+  check_layer<T>(tag, "max_pool2d_dilated", 1, [](const V& v) {
+    return F::max_pool2d(v[0], nn::MaxPool2dOptions(2).stride(1).dilation(2));
+  }, rtol);
+  check_layer<T>(tag, "avg_pool2d", 1, [](const V& v) {
+    return F::avg_pool2d(v[0], nn::AvgPool2dOptions(3).stride(2).padding(1).ceil_mode(true));
+  }, rtol);
+  check_layer<T>(tag, "avg_pool2d_exclude_pad", 1, [](const V& v) {
+    return F::avg_pool2d(v[0], nn::AvgPool2dOptions({3, 2}).stride(2).padding(1).ceil_mode(true).count_include_pad(false));
+  }, rtol);
+  check_layer<T>(tag, "max_pool1d", 1, [](const V& v) { return F::max_pool1d(v[0], nn::MaxPool1dOptions(3).stride(2).padding(1)); }, rtol);
+  check_layer<T>(tag, "avg_pool1d", 1, [](const V& v) {
+    return F::avg_pool1d(v[0], nn::AvgPool1dOptions(4).stride(3).padding(2).count_include_pad(false));
+  }, rtol);
+  check_layer<T>(tag, "adaptive_avg_pool2d", 1, [](const V& v) { return F::adaptive_avg_pool2d(v[0], {3, 4}); }, rtol);
+  check_layer<T>(tag, "batch_norm_train", 3, [](const V& v) {
+    return F::batch_norm(v[0], zeros<T>({3}), ones<T>({3}), v[1], v[2], true, 0.1, 1e-5);
+  }, rtol);
+  check_layer<T>(tag, "batch_norm_eval", 3, [](const V& v) {
+    return F::batch_norm(v[0], full<T>({3}, T(0.5)), full<T>({3}, T(2)), v[1], v[2], false, 0.1, 1e-5);
+  }, rtol);
+  check_layer<T>(tag, "layer_norm", 3, [](const V& v) { return F::layer_norm(v[0], {4, 5}, v[1], v[2]); }, rtol);
+  check_layer<T>(tag, "group_norm", 3, [](const V& v) { return F::group_norm(v[0], 3, v[1], v[2]); }, rtol);
+  check_layer<T>(tag, "embedding", 1, [](const V& v) {
+    return F::embedding(tensor<int64_t>({1, 0, 4, 4, 9, 0}).view({2, 3}), v[0], 0);
+  }, rtol);
+
+  // BatchNorm2d's running statistics after two training steps.
+  nn::BatchNorm2d bn(3);
+  if constexpr (std::is_same_v<T, double>) bn->to<double>();
+  bn(test::golden<T>("nn_layer_" + tag + "_bn_x1"));
+  bn(test::golden<T>("nn_layer_" + tag + "_bn_x2"));
+  check_close(bn->running_mean.as<T>(), test::golden<T>("nn_layer_" + tag + "_bn_running_mean"), rtol, rtol, "running_mean");
+  check_close(bn->running_var.as<T>(), test::golden<T>("nn_layer_" + tag + "_bn_running_var"), rtol, rtol, "running_var");
+  CHECK(bn->num_batches_tracked.as<int64_t>().item() == 2);
+}
+
+TEST_CASE("convolutions, pooling, normalization, embeddings: values and gradients as PyTorch's") {
+  check_layers<float>("f32", 2e-5);
+  check_layers<double>("f64", 1e-11);
+}
+
+TEST_CASE("layers: a CNN's repr and state_dict keys as PyTorch's") {
+  nn::Sequential cnn(nn::Conv2d(nn::Conv2dOptions(1, 16, 5).padding(2)));
+  cnn->push_back(nn::ReLU());
+  cnn->push_back(nn::MaxPool2d(2));
+  cnn->push_back(nn::BatchNorm2d(16));
+  cnn->push_back(nn::Conv2d(nn::Conv2dOptions(16, 32, {3, 5}).stride(2).padding(1).dilation(2).groups(4).bias(false)));
+  cnn->push_back(nn::AvgPool2d(nn::AvgPool2dOptions(2).ceil_mode(true)));
+  cnn->push_back(nn::AdaptiveAvgPool2d(nn::ExpandingArray<2>{3, 4}));
+  cnn->push_back(nn::Flatten());
+  cnn->push_back(nn::Dropout(0.25));
+  cnn->push_back(nn::Unflatten(nn::UnflattenOptions(1, {2, 192})));
+  cnn->push_back(nn::LayerNorm(Shape{192}));
+  cnn->push_back(nn::GroupNorm(2, 2));
+  cnn->push_back(nn::Conv1d(nn::Conv1dOptions(2, 2, 3).padding(kSame)));
+  cnn->push_back(nn::MaxPool1d(3));
+  cnn->push_back(nn::AvgPool1d(2));
+  cnn->push_back(nn::BatchNorm1d(nn::BatchNormOptions(2).momentum(std::nullopt)));
+  cnn->push_back(nn::Embedding(nn::EmbeddingOptions(5, 2).padding_idx(-1)));
+  std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/nn_layers.txt");
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  std::ostringstream repr;
+  repr << cnn;
+  CHECK("=== repr\n" + repr.str() + "\n=== state_dict\n" + keys_of(cnn->state_dict()) + "\n=== end\n" == text);
+}
+
+TEST_CASE("layers: errors as PyTorch's") {
+  const auto x = randn({1, 3, 5, 5});
+  CHECK(error_of([&] { nn::F::conv2d(x, randn({4, 2, 3, 3})); }) ==
+        "Given groups=1, weight of size [4, 2, 3, 3], expected input[1, 3, 5, 5] to have 2 channels, but got 3 channels instead");
+  CHECK(error_of([&] { nn::F::conv2d(x, randn({4, 3, 7, 7})); }) ==
+        "Calculated padded input size per channel: (5 x 5). Kernel size: (7 x 7). Kernel size can't be greater than actual input size");
+  CHECK(error_of([&] { nn::F::conv2d(x, randn({4, 3, 3, 3}), {}, nn::F::Conv2dFuncOptions().stride(2).padding(kSame)); }) ==
+        "padding='same' is not supported for strided convolutions");
+  CHECK(error_of([&] { nn::BatchNorm1d bn(3); bn(randn({1, 3})); }) ==
+        "Expected more than 1 value per channel when training, got input size torch.Size([1, 3])");
+  CHECK(error_of([&] { nn::F::layer_norm(randn({2, 3}), {4}); }) ==
+        "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]");
+  CHECK(error_of([&] { nn::Dropout d(1.5); }) == "dropout probability has to be between 0 and 1, but got 1.5");
+  CHECK(error_of([&] { nn::F::max_pool2d(x, nn::MaxPool2dOptions(2).padding(2)); }) ==
+        "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and dilation=1");
+}
+
+TEST_CASE("layers: dropout, training and evaluation modes") {
+  manual_seed(5);
+  nn::Dropout drop(0.25);
+  const auto x = ones({1000});
+  const Tensor<float> y = drop(x);
+  const auto kept = sum(cast<float>(y != 0.f)).item();
+  CHECK(kept > 650);
+  CHECK(kept < 850);
+  CHECK(amax(y).item() == doctest::Approx(1 / 0.75));
+  drop->eval();
+  CHECK(bitwise_equal(drop(x), x));
+
+  nn::BatchNorm1d bn(2);
+  const auto batch = tensor<float>({1, 10, 3, 20}).view({2, 2});
+  bn(batch);
+  bn->eval();
+  // Evaluation uses the running statistics: 0.9 * 0 + 0.1 * mean, 0.9 * 1 + 0.1 * unbiased var.
+  const Tensor<float> y_eval = bn(batch);
+  const float mean0 = 0.1f * 2.f, var0 = 0.9f + 0.1f * 2.f;
+  CHECK(y_eval(0, 0) == doctest::Approx((1 - mean0) / std::sqrt(var0 + 1e-5f)));
+}
+
+TEST_CASE("a small CNN trains") {
+  manual_seed(0);
+  // Two classes: a bright square in the top left or the bottom right.
+  Tensor<float> images = randn({32, 1, 8, 8}) * 0.1f;
+  auto labels = zeros<int64_t>({32});
+  for (int64_t i = 0; i < 32; ++i) {
+    const int64_t c = i % 2, at = c ? 4 : 0;
+    labels(i) = c;
+    images.select(0, i).slice(1, at, at + 4).slice(2, at, at + 4) += 1.f;
+  }
+  nn::Sequential model(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)));
+  model->push_back(nn::BatchNorm2d(4));
+  model->push_back(nn::ReLU());
+  model->push_back(nn::MaxPool2d(2));
+  model->push_back(nn::Flatten());
+  model->push_back(nn::Linear(64, 2));
+  nn::CrossEntropyLoss criterion;
+  float first = 0, last = 0;
+  for (int step = 0; step < 30; ++step) {
+    const Tensor<float> loss = criterion(model(images), labels);
+    (step == 0 ? first : last) = loss.item();
+    model->zero_grad();
+    loss.backward();
+    const NoGradGuard no_grad;
+    for (auto& p : model->parameters()) p.as<float>() -= 0.1f * p.as<float>().grad();
+  }
+  CHECK(last < 0.2f * first);
+  model->eval();
+  CHECK(mean(cast<float>(argmax(model(images), 1) == labels)).item() == 1.f);
+}
+
+template <class T>
+void check_more_losses(const std::string& tag, double rtol) {
+  auto g = [&](const std::string& n) { return test::golden<T>("nn_loss2_" + tag + "_" + n); };
+  const auto a = g("a"), b = g("b"), c = g("c"), sign = g("sign"), logp = g("logp"), target = g("target");
+  namespace F = nn::functional;
+  using R = nn::Reduction;
+  const Tensor<T> log_target = log(target + T(0.1));
+  const std::map<std::string, std::function<Tensor<T>(const Tensor<T>&, R)>> cases = {
+      {"kl_div", [&](const Tensor<T>& i, R r) { return F::kl_div(i, target, nn::KLDivLossOptions().reduction(r)); }},
+      {"kl_div_log_target", [&](const Tensor<T>& i, R r) {
+         return F::kl_div(i, log_target, nn::KLDivLossOptions().log_target(true).reduction(r));
+       }},
+      {"cosine_embedding", [&](const Tensor<T>& i, R r) {
+         return F::cosine_embedding_loss(i, b, sign, nn::CosineEmbeddingLossOptions().margin(0.2).reduction(r));
+       }},
+      {"margin_ranking", [&](const Tensor<T>& i, R r) {
+         return F::margin_ranking_loss(i.select(1, 0), b.select(1, 0), sign, nn::MarginRankingLossOptions().margin(0.3).reduction(r));
+       }},
+      {"triplet", [&](const Tensor<T>& i, R r) {
+         return F::triplet_margin_loss(i, b, c, nn::TripletMarginLossOptions().margin(0.5).reduction(r));
+       }},
+      {"triplet_swap_p1", [&](const Tensor<T>& i, R r) {
+         return F::triplet_margin_loss(i, b, c, nn::TripletMarginLossOptions().p(1).swap(true).reduction(r));
+       }},
+  };
+  const std::pair<const char*, R> reductions[] = {{"none", R::None}, {"mean", R::Mean}, {"sum", R::Sum}, {"batchmean", R::BatchMean}};
+  for (const auto& [name, f] : cases) {
+    for (const auto& [rname, r] : reductions) {
+      if (r == R::BatchMean && name.rfind("kl_div", 0) != 0) continue;
+      const auto i = (name.rfind("kl_div", 0) == 0 ? logp : a).clone().requires_grad_();
+      const Tensor<T> out = f(i, r);
+      out.backward(ones_like(out));
+      const std::string key = "nn_loss2_" + tag + "_" + name + "_" + rname;
+      check_close(out, test::golden<T>(key), rtol, rtol, key);
+      check_close(i.grad(), test::golden<T>(key + "_gx"), rtol, rtol, key + " gradient");
+    }
+  }
+}
+
+TEST_CASE("losses: KL divergence, cosine embedding, margin ranking, triplet margin as PyTorch's") {
+  check_more_losses<float>("f32", 2e-5);
+  check_more_losses<double>("f64", 1e-12);
+  CHECK(error_of([] { nn::F::mse_loss(ones({2}), ones({2}), nn::MSELossOptions().reduction(kBatchMean)); }) ==
+        "batchmean is not a valid value for reduction (it is kl_div's only)");
+}
+
+// ----- padding, interpolation, adaptive max pooling, bilinear ---------------------
+
+template <class T>
+void check_resample(const std::string& tag, double rtol) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<T>>;
+  auto run = [&](const std::string& name, int inputs, const std::function<Tensor<T>(const V&)>& f) {
+    const std::string prefix = "nn_rs_" + tag + "_" + name;
+    V in;
+    for (int i = 0; i < inputs; ++i) in.push_back(test::golden<T>(prefix + "_in" + std::to_string(i)).requires_grad_());
+    const Tensor<T> out = f(in);
+    out.backward(test::golden<T>(prefix + "_gout"));
+    check_close(out, test::golden<T>(prefix + "_out"), rtol, rtol, prefix + " forward");
+    for (int i = 0; i < inputs; ++i)
+      check_close(in[static_cast<std::size_t>(i)].grad(), test::golden<T>(prefix + "_grad" + std::to_string(i)), rtol, rtol,
+                  prefix + " gradient " + std::to_string(i));
+  };
+  run("pad_constant", 1, [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({1, 2, -1, 3}).value(0.5)); });
+  run("pad_reflect", 1, [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({2, 3, 3, 1}).mode(kReflect)); });
+  run("pad_replicate", 1, [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({3, 1, 0, 2}).mode(kReplicate)); });
+  run("nearest_size", 1, [](const V& v) { return F::interpolate(v[0], nn::InterpolateFuncOptions().size({7, 8})); });
+  run("nearest_scale", 1, [](const V& v) { return F::interpolate(v[0], nn::InterpolateFuncOptions().scale_factor({1.7})); });
+  run("bilinear_size", 1, [](const V& v) {
+    return F::interpolate(v[0], nn::InterpolateFuncOptions().size({7, 3}).mode(kBilinear).align_corners(false));
+  });
+  run("bilinear_corners", 1, [](const V& v) {
+    return F::interpolate(v[0], nn::InterpolateFuncOptions().size({6, 9}).mode(kBilinear).align_corners(true));
+  });
+  run("bilinear_scale", 1, [](const V& v) {
+    return F::interpolate(v[0], nn::InterpolateFuncOptions().scale_factor({2.5}).mode(kBilinear));
+  });
+  run("adaptive_max_pool2d", 1, [](const V& v) { return F::adaptive_max_pool2d(v[0], {3, 2}); });
+  run("bilinear_layer", 4, [](const V& v) { return F::bilinear(v[0], v[1], v[2], v[3]); });
+}
+
+TEST_CASE("padding, interpolation, adaptive max pooling, Bilinear: values and gradients as PyTorch's") {
+  check_resample<float>("f32", 2e-5);
+  check_resample<double>("f64", 1e-12);
+  CHECK(error_of([] { nn::F::pad(randn({1, 2, 3}), nn::PadFuncOptions({3, 3}).mode(kReflect)); }) ==
+        "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (3, 3) at dimension 2 of input [1, 2, 3]");
+}
+
+TEST_CASE("init: Bilinear's weights, dirac_ and orthogonal_") {
+  manual_seed(2);
+  nn::Bilinear bl(3, 4, 2);
+  CHECK(bitwise_equal(bl->weight.as<float>(), test::golden<float>("nn_init_bilinear_weight")));
+  CHECK(bitwise_equal(bl->bias.as<float>(), test::golden<float>("nn_init_bilinear_bias")));
+  auto w = empty<float>({6, 2, 3, 3});
+  nn::init::dirac_(w, 2);
+  CHECK(bitwise_equal(w, test::golden<float>("nn_init_dirac")));
+  for (const Shape& shape : {Shape{5, 3}, Shape{3, 5}, Shape{4, 2, 3}}) {
+    auto q = empty<double>(shape);
+    nn::init::orthogonal_(q, 2.0);
+    const Tensor<double> m = q.reshape({shape[0], -1});
+    // Rows (wide) or columns (tall) orthogonal, each of norm `gain`.
+    const Tensor<double> gram = m.size(0) < m.size(1) ? matmul(m, m.t()) : matmul(m.t(), m);
+    check_close(gram, eye<double>(gram.size(0)) * 4.0, 1e-12, 1e-12, "orthogonal_ Gram matrix");
+  }
+}
