@@ -24,10 +24,11 @@ TEST_CASE("convolutions initialize as PyTorch's for the same seed") {
   CHECK(bitwise_equal(c1->bias.as<float>(), test::golden<float>("nn_init_conv1d_bias")));
 }
 
+// Case `prefix` of make_golden.py's _save_forward_backward: f's output and
+// its inputs' gradients for the saved output gradient.
 template <class T>
-void check_layer(const std::string& tag, const std::string& name, int inputs,
-                 const std::function<Tensor<T>(const std::vector<Tensor<T>>&)>& f, double rtol) {
-  const std::string prefix = "nn_layer_" + tag + "_" + name;
+void check_forward_backward(const std::string& prefix, int inputs,
+                            const std::function<Tensor<T>(const std::vector<Tensor<T>>&)>& f, double rtol) {
   std::vector<Tensor<T>> in;
   for (int i = 0; i < inputs; ++i) in.push_back(test::golden<T>(prefix + "_in" + std::to_string(i)).requires_grad_());
   const Tensor<T> out = f(in);
@@ -42,43 +43,47 @@ template <class T>
 void check_layers(const std::string& tag, double rtol) {
   namespace F = nn::functional;
   using V = std::vector<Tensor<T>>;
-  check_layer<T>(tag, "conv2d_basic", 3, [](const V& v) { return F::conv2d(v[0], v[1], v[2]); }, rtol);
-  check_layer<T>(tag, "conv2d_options", 3, [](const V& v) {
+  auto check_layer = [&](const std::string& tag_, const std::string& name, int inputs,
+                         const std::function<Tensor<T>(const V&)>& f, double tol) {
+    check_forward_backward<T>("nn_layer_" + tag_ + "_" + name, inputs, f, tol);
+  };
+  check_layer(tag, "conv2d_basic", 3, [](const V& v) { return F::conv2d(v[0], v[1], v[2]); }, rtol);
+  check_layer(tag, "conv2d_options", 3, [](const V& v) {
     return F::conv2d(v[0], v[1], v[2], F::Conv2dFuncOptions().stride({2, 1}).padding({1, 2}).dilation({2, 1}).groups(2));
   }, rtol);
-  check_layer<T>(tag, "conv2d_same_even", 2, [](const V& v) {
+  check_layer(tag, "conv2d_same_even", 2, [](const V& v) {
     return F::conv2d(v[0], v[1], {}, F::Conv2dFuncOptions().padding(kSame));
   }, rtol);
-  check_layer<T>(tag, "conv2d_unbatched_strided_input", 2, [](const V& v) {
+  check_layer(tag, "conv2d_unbatched_strided_input", 2, [](const V& v) {
     return F::conv2d(v[0].transpose(1, 2), v[1], {}, F::Conv2dFuncOptions().stride(2));
   }, rtol);
-  check_layer<T>(tag, "conv1d", 3, [](const V& v) { return F::conv1d(v[0], v[1], v[2], 2, 1, 2); }, rtol);
-  check_layer<T>(tag, "max_pool2d", 1, [](const V& v) {
+  check_layer(tag, "conv1d", 3, [](const V& v) { return F::conv1d(v[0], v[1], v[2], 2, 1, 2); }, rtol);
+  check_layer(tag, "max_pool2d", 1, [](const V& v) {
     return F::max_pool2d(v[0], nn::MaxPool2dOptions(3).stride(2).padding(1).ceil_mode(true));
   }, rtol);
-  check_layer<T>(tag, "max_pool2d_dilated", 1, [](const V& v) {
+  check_layer(tag, "max_pool2d_dilated", 1, [](const V& v) {
     return F::max_pool2d(v[0], nn::MaxPool2dOptions(2).stride(1).dilation(2));
   }, rtol);
-  check_layer<T>(tag, "avg_pool2d", 1, [](const V& v) {
+  check_layer(tag, "avg_pool2d", 1, [](const V& v) {
     return F::avg_pool2d(v[0], nn::AvgPool2dOptions(3).stride(2).padding(1).ceil_mode(true));
   }, rtol);
-  check_layer<T>(tag, "avg_pool2d_exclude_pad", 1, [](const V& v) {
+  check_layer(tag, "avg_pool2d_exclude_pad", 1, [](const V& v) {
     return F::avg_pool2d(v[0], nn::AvgPool2dOptions({3, 2}).stride(2).padding(1).ceil_mode(true).count_include_pad(false));
   }, rtol);
-  check_layer<T>(tag, "max_pool1d", 1, [](const V& v) { return F::max_pool1d(v[0], nn::MaxPool1dOptions(3).stride(2).padding(1)); }, rtol);
-  check_layer<T>(tag, "avg_pool1d", 1, [](const V& v) {
+  check_layer(tag, "max_pool1d", 1, [](const V& v) { return F::max_pool1d(v[0], nn::MaxPool1dOptions(3).stride(2).padding(1)); }, rtol);
+  check_layer(tag, "avg_pool1d", 1, [](const V& v) {
     return F::avg_pool1d(v[0], nn::AvgPool1dOptions(4).stride(3).padding(2).count_include_pad(false));
   }, rtol);
-  check_layer<T>(tag, "adaptive_avg_pool2d", 1, [](const V& v) { return F::adaptive_avg_pool2d(v[0], {3, 4}); }, rtol);
-  check_layer<T>(tag, "batch_norm_train", 3, [](const V& v) {
+  check_layer(tag, "adaptive_avg_pool2d", 1, [](const V& v) { return F::adaptive_avg_pool2d(v[0], {3, 4}); }, rtol);
+  check_layer(tag, "batch_norm_train", 3, [](const V& v) {
     return F::batch_norm(v[0], zeros<T>({3}), ones<T>({3}), v[1], v[2], true, 0.1, 1e-5);
   }, rtol);
-  check_layer<T>(tag, "batch_norm_eval", 3, [](const V& v) {
+  check_layer(tag, "batch_norm_eval", 3, [](const V& v) {
     return F::batch_norm(v[0], full<T>({3}, T(0.5)), full<T>({3}, T(2)), v[1], v[2], false, 0.1, 1e-5);
   }, rtol);
-  check_layer<T>(tag, "layer_norm", 3, [](const V& v) { return F::layer_norm(v[0], {4, 5}, v[1], v[2]); }, rtol);
-  check_layer<T>(tag, "group_norm", 3, [](const V& v) { return F::group_norm(v[0], 3, v[1], v[2]); }, rtol);
-  check_layer<T>(tag, "embedding", 1, [](const V& v) {
+  check_layer(tag, "layer_norm", 3, [](const V& v) { return F::layer_norm(v[0], {4, 5}, v[1], v[2]); }, rtol);
+  check_layer(tag, "group_norm", 3, [](const V& v) { return F::group_norm(v[0], 3, v[1], v[2]); }, rtol);
+  check_layer(tag, "embedding", 1, [](const V& v) {
     return F::embedding(tensor<int64_t>({1, 0, 4, 4, 9, 0}).view({2, 3}), v[0], 0);
   }, rtol);
 
@@ -247,15 +252,7 @@ void check_resample(const std::string& tag, double rtol) {
   namespace F = nn::functional;
   using V = std::vector<Tensor<T>>;
   auto run = [&](const std::string& name, int inputs, const std::function<Tensor<T>(const V&)>& f) {
-    const std::string prefix = "nn_rs_" + tag + "_" + name;
-    V in;
-    for (int i = 0; i < inputs; ++i) in.push_back(test::golden<T>(prefix + "_in" + std::to_string(i)).requires_grad_());
-    const Tensor<T> out = f(in);
-    out.backward(test::golden<T>(prefix + "_gout"));
-    check_close(out, test::golden<T>(prefix + "_out"), rtol, rtol, prefix + " forward");
-    for (int i = 0; i < inputs; ++i)
-      check_close(in[static_cast<std::size_t>(i)].grad(), test::golden<T>(prefix + "_grad" + std::to_string(i)), rtol, rtol,
-                  prefix + " gradient " + std::to_string(i));
+    check_forward_backward<T>("nn_rs_" + tag + "_" + name, inputs, f, rtol);
   };
   run("pad_constant", 1, [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({1, 2, -1, 3}).value(0.5)); });
   run("pad_reflect", 1, [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({2, 3, 3, 1}).mode(kReflect)); });

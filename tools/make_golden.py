@@ -1196,6 +1196,20 @@ def nn_cases():
         f.write("=== end\n")
 
 
+def _save_forward_backward(prefix, tensors, f, g):
+    """f's inputs, output, a random output gradient from g, and the inputs'
+    gradients, as prefix_in0, prefix_out, prefix_gout, prefix_grad0, ..."""
+    leaves = [t.clone().requires_grad_() for t in tensors]
+    out = f(*leaves)
+    gout = torch.randn(out.shape, generator=g, dtype=torch.float64).to(out.dtype)
+    out.backward(gout)
+    for i, t in enumerate(tensors):
+        save(f"{prefix}_in{i}", t)
+        save(f"{prefix}_grad{i}", leaves[i].grad)
+    save(f"{prefix}_gout", gout)
+    save(f"{prefix}_out", out)
+
+
 def nn_layers():
     """nn: convolutions, pooling, normalization and embeddings (outputs and
     gradients of inputs and parameters, float and double), the convolutions'
@@ -1214,15 +1228,7 @@ def nn_layers():
     g = torch.Generator().manual_seed(11)
 
     def run(name, tensors, f, tag):
-        leaves = [t.clone().requires_grad_() for t in tensors]
-        out = f(*leaves)
-        gout = torch.randn(out.shape, generator=g, dtype=torch.float64).to(out.dtype)
-        out.backward(gout)
-        for i, t in enumerate(tensors):
-            save(f"nn_layer_{tag}_{name}_in{i}", t)
-            save(f"nn_layer_{tag}_{name}_grad{i}", leaves[i].grad)
-        save(f"nn_layer_{tag}_{name}_gout", gout)
-        save(f"nn_layer_{tag}_{name}_out", out)
+        _save_forward_backward(f"nn_layer_{tag}_{name}", tensors, f, g)
 
     for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
         def r(*shape):
@@ -1319,15 +1325,7 @@ def nn_resample():
     g = torch.Generator().manual_seed(31)
 
     def run(name, tensors, f, tag):
-        leaves = [t.clone().requires_grad_() for t in tensors]
-        out = f(*leaves)
-        gout = torch.randn(out.shape, generator=g, dtype=torch.float64).to(out.dtype)
-        out.backward(gout)
-        for i, t in enumerate(tensors):
-            save(f"nn_rs_{tag}_{name}_in{i}", t)
-            save(f"nn_rs_{tag}_{name}_grad{i}", leaves[i].grad)
-        save(f"nn_rs_{tag}_{name}_gout", gout)
-        save(f"nn_rs_{tag}_{name}_out", out)
+        _save_forward_backward(f"nn_rs_{tag}_{name}", tensors, f, g)
 
     for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
         def r(*shape):
