@@ -33,31 +33,42 @@ struct Window2d {
   int64_t oh, ow;                  // output size
 };
 
-// x (N, C, H, W) -> (N, C kh kw, oh ow); window positions outside the input
-// read `fill` (0 for convolutions, -inf for max pooling).
+// x (N, C, H, W) -> (C kh kw, N oh ow): one row per kernel tap, one column
+// per output position of every image, so that a convolution of the whole
+// batch is one matrix product. Window positions outside the input read
+// `fill` (0 for convolutions, -inf for max pooling).
 template <class T>
 Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill);
-// The adjoint: cols (N, C kh kw, oh ow) summed into an (N, C, H, W) input;
-// columns falling outside the input are dropped.
+// The adjoint: cols (C kh kw, N oh ow) summed into an (N, C, H, W) input;
+// entries falling outside the input are dropped.
 template <class T>
 Tensor<T> col2im(const Tensor<T>& cols, const Window2d& g, int64_t channels);
 
-// Calls f(row, l, input offset or -1) for every entry of one image's patch
-// matrix, row = (c kh + i) kw + j, l = oy ow + ox.
+// Calls f(row, l, at, count, step) for every run of one image's patch
+// matrix: entries l .. l + count - 1 of row `row` (row = (c kh + i) kw + j,
+// l = oy ow + ox) read the input at at, at + step, ...; at = -1 for a run
+// outside the input. A row of the output splits into at most three runs
+// (left padding, inside, right padding), so the inner loops are plain
+// strided copies.
 template <class F>
-void for_each_patch_entry(const Window2d& g, int64_t channels, F&& f) {
+void for_each_patch_run(const Window2d& g, int64_t channels, F&& f) {
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
         const int64_t row = (c * g.kh + i) * g.kw + j;
+        const int64_t x0 = j * g.dw - g.left;  // input column of ox = 0
+        // The ox whose input column x0 + ox sw lies in [0, w).
+        const int64_t lo = x0 >= 0 ? 0 : std::min(g.ow, (-x0 + g.sw - 1) / g.sw);
+        const int64_t hi = x0 >= g.w ? lo : std::max(lo, std::min(g.ow, (g.w - x0 + g.sw - 1) / g.sw));
         for (int64_t oy = 0; oy < g.oh; ++oy) {
-          const int64_t y = oy * g.sh - g.top + i * g.dh;
-          const bool row_in = y >= 0 && y < g.h;
-          for (int64_t ox = 0; ox < g.ow; ++ox) {
-            const int64_t xx = ox * g.sw - g.left + j * g.dw;
-            const bool in = row_in && xx >= 0 && xx < g.w;
-            f(row, oy * g.ow + ox, in ? (c * g.h + y) * g.w + xx : int64_t{-1});
+          const int64_t y = oy * g.sh - g.top + i * g.dh, l = oy * g.ow;
+          if (y < 0 || y >= g.h) {
+            f(row, l, int64_t{-1}, g.ow, int64_t{0});
+            continue;
           }
+          if (lo > 0) f(row, l, int64_t{-1}, lo, int64_t{0});
+          if (hi > lo) f(row, l + lo, (c * g.h + y) * g.w + x0 + lo * g.sw, hi - lo, g.sw);
+          if (hi < g.ow) f(row, l + hi, int64_t{-1}, g.ow - hi, int64_t{0});
         }
       }
 }
@@ -65,15 +76,19 @@ void for_each_patch_entry(const Window2d& g, int64_t channels, F&& f) {
 template <class T>
 Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill) {
   const Tensor<T> in = x.contiguous();
-  const int64_t n = x.size(0), c = x.size(1), rows = c * g.kh * g.kw, cols = g.oh * g.ow;
-  auto out = Tensor<T>::allocate({n, rows, cols});
+  const int64_t n = x.size(0), c = x.size(1), rows = c * g.kh * g.kw, cols = g.oh * g.ow, width = n * cols;
+  auto out = Tensor<T>::allocate({rows, width});
   const T* src = in.data_ptr();
   T* dst = out.data_ptr();
   ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const T* s = src + b * c * g.h * g.w;
-      T* d = dst + b * rows * cols;
-      for_each_patch_entry(g, c, [&](int64_t row, int64_t l, int64_t at) { d[row * cols + l] = at >= 0 ? s[at] : fill; });
+      T* d = dst + b * cols;
+      for_each_patch_run(g, c, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
+        T* o = d + row * width + l;
+        if (at < 0) std::fill(o, o + count, fill);
+        else for (int64_t k = 0; k < count; ++k) o[k] = s[at + k * step];
+      });
     }
   });
   record_op<autograd::tag::Im2col>(out, x, g);
@@ -83,16 +98,18 @@ Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill) {
 template <class T>
 Tensor<T> col2im(const Tensor<T>& cols_in, const Window2d& g, int64_t channels) {
   const Tensor<T> in = cols_in.contiguous();
-  const int64_t n = in.size(0), rows = in.size(1), cols = in.size(2);
+  const int64_t width = in.size(1), cols = g.oh * g.ow, n = width / cols;
   auto out = zeros<T>({n, channels, g.h, g.w});
   const T* src = in.data_ptr();
   T* dst = out.data_ptr();
   ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
-      const T* s = src + b * rows * cols;
+      const T* s = src + b * cols;
       T* d = dst + b * channels * g.h * g.w;
-      for_each_patch_entry(g, channels, [&](int64_t row, int64_t l, int64_t at) {
-        if (at >= 0) d[at] += s[row * cols + l];
+      for_each_patch_run(g, channels, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
+        if (at < 0) return;
+        const T* v = s + row * width + l;
+        for (int64_t k = 0; k < count; ++k) d[at + k * step] += v[k];
       });
     }
   });
@@ -250,18 +267,18 @@ Tensor<T> conv2d(const Tensor<T>& x_in, const Tensor<T>& weight, const Tensor<T>
                 "). Kernel size can't be greater than actual input size");
   g.oh = (span_h - 1) / g.sh + 1;
   g.ow = (span_w - 1) / g.sw + 1;
-  const Tensor<T> cols = detail::im2col(x, g, T(0));  // (N, C kh kw, L)
+  const Tensor<T> cols = detail::im2col(x, g, T(0));  // (C kh kw, N L)
   const int64_t k = (c / groups) * g.kh * g.kw, l = g.oh * g.ow;
+  // One product for the whole batch (per group): (O, K) x (K, N L).
   Tensor<T> out;
-  if (groups == 1) {
-    out = matmul(weight.reshape({out_ch, k}), cols);  // (N, O, L)
-  } else {
-    out = matmul(weight.reshape({groups, out_ch / groups, k}), cols.view({n, groups, k, l})).reshape({n, out_ch, l});
-  }
-  out = out.view({n, out_ch, g.oh, g.ow});
-  if (bias.defined()) {
+  if (groups == 1) out = mm(weight.reshape({out_ch, k}), cols);
+  else out = matmul(weight.reshape({groups, out_ch / groups, k}), cols.view({groups, k, n * l})).reshape({out_ch, n * l});
+  const Tensor<T> nchw = out.view({out_ch, n, g.oh, g.ow}).permute({1, 0, 2, 3});
+  if (bias.defined()) {  // the bias added in the pass that lays the result out as (N, O, H, W)
     detail::check(bias.dim() == 1 && bias.numel() == out_ch, "bias should have ", out_ch, " elements, got ", bias.sizes());
-    out = out + bias.view({1, out_ch, 1, 1});
+    out = nchw + bias.view({1, out_ch, 1, 1});
+  } else {
+    out = nchw.contiguous();
   }
   return unbatched ? out.squeeze(0) : out;
 }
@@ -418,8 +435,8 @@ Tensor<T> max_pool2d(const Tensor<T>& x, const MaxPool2dOptions& o) {
   const bool unbatched = x.dim() == 3;
   const int64_t n = unbatched ? 1 : x.size(0), c = x.size(-3);
   const Tensor<T> planes = x.reshape({n * c, 1, g.h, g.w});
-  const Tensor<T> cols = detail::im2col(planes, g, -std::numeric_limits<T>::infinity());  // (N C, kh kw, L)
-  Tensor<T> out = std::get<0>(max(cols, 1));
+  const Tensor<T> cols = detail::im2col(planes, g, -std::numeric_limits<T>::infinity());  // (kh kw, N C L)
+  Tensor<T> out = std::get<0>(max(cols, 0));
   return unbatched ? out.view({c, g.oh, g.ow}) : out.view({n, c, g.oh, g.ow});
 }
 // Mean over each window; the divisor counts the padding (count_include_pad)
@@ -431,7 +448,7 @@ Tensor<T> avg_pool2d(const Tensor<T>& x, const AvgPool2dOptions& o) {
   const bool unbatched = x.dim() == 3;
   const int64_t n = unbatched ? 1 : x.size(0), c = x.size(-3);
   const Tensor<T> planes = x.reshape({n * c, 1, g.h, g.w});
-  const Tensor<T> sums = sum(detail::im2col(planes, g, T(0)), 1);  // (N C, L)
+  const Tensor<T> sums = sum(detail::im2col(planes, g, T(0)), 0).view({n * c, g.oh * g.ow});
   // The divisor of each output position (PyTorch's avg_pool2d kernel).
   auto divisor = Tensor<T>::allocate({g.oh * g.ow});
   T* d = divisor.data_ptr();

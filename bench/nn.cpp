@@ -1,0 +1,137 @@
+// nn: training steps of nn models against libtorch's, in one process, both
+// on 2 threads. A step is the forward, cross-entropy, backward, an SGD
+// update of every parameter written in the bench (under no-grad), and the
+// gradients set to none:
+//   (a) MLP 784-256-10 (Linear, ReLU, Linear), batch 64 and batch 1;
+//   (b) the small CNN (Conv2d 1->16 5x5 pad 2, ReLU, MaxPool 2, Conv2d 16->32
+//       5x5 pad 2, ReLU, MaxPool 2, Flatten, Linear 1568->10), batch 64.
+// Measured in turns of several steps each (see in_turns). Environment:
+// BENCH_ONLY=tessera|libtorch runs one side alone; BENCH_TORCH_THREADS and
+// BENCH_BLAS_THREADS override libtorch's and OpenBLAS's thread counts.
+#include <nn/nn.hpp>
+
+#include "bench_util.hpp"
+
+using namespace tsr;
+
+namespace {
+
+// One SGD step of a tessera model on (x, labels).
+template <class Model>
+void tessera_step(Model& model, const Tensor<float>& x, const Tensor<int64_t>& labels, float lr) {
+  const Tensor<float> loss = nn::F::cross_entropy(model(x), labels);
+  loss.backward();
+  const NoGradGuard no_grad;
+  for (auto& p : model->parameters()) {
+    auto& t = p.template as<float>();
+    t -= lr * t.grad();
+    t.mutable_grad() = {};
+  }
+}
+
+#ifdef TSR_BENCH_TORCH
+void torch_step(torch::nn::Sequential& model, const torch::Tensor& x, const torch::Tensor& labels, float lr) {
+  const auto loss = torch::nn::functional::cross_entropy(model->forward(x), labels);
+  loss.backward();
+  const torch::NoGradGuard no_grad;
+  for (auto& p : model->parameters()) {
+    p.sub_(lr * p.grad());
+    p.mutable_grad() = torch::Tensor();
+  }
+}
+#endif
+
+// Milliseconds per step of both, measured in turns of `block` steps each
+// (the median over turns of a turn's mean): a side's first step in a turn
+// may share the cores with the other side's threads, which spin for a while
+// after their last job (libtorch's OpenMP team, tessera's pool).
+template <class Ours, class Theirs>
+std::pair<double, double> in_turns(int turns, int block, Ours&& ours, Theirs&& theirs) {
+  std::vector<double> a, b;
+  auto time_block = [block](auto& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < block; ++i) f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / block;
+  };
+  // BENCH_ONLY=tessera or libtorch runs one side alone (a check that the
+  // turns do not slow either down).
+  const char* only = std::getenv("BENCH_ONLY");
+  const bool run_ours = !only || std::string(only) == "tessera", run_theirs = !only || std::string(only) == "libtorch";
+  if (run_ours) ours();
+  if (run_theirs) theirs();
+  for (int r = 0; r < turns; ++r) {
+    a.push_back(run_ours ? time_block(ours) : 0.0);
+    b.push_back(run_theirs ? time_block(theirs) : 0.0);
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return {a[a.size() / 2], b[b.size() / 2]};
+}
+
+void report(const char* what, double ours, double theirs, const char* target) {
+  std::printf("  %-36s tessera %8.3f ms  libtorch %8.3f ms  speed %.2fx  (%s)\n", what, ours, theirs, theirs / ours, target);
+}
+
+nn::Sequential tessera_mlp() {
+  nn::Sequential m(nn::Linear(784, 256));
+  m->push_back(nn::ReLU());
+  m->push_back(nn::Linear(256, 10));
+  return m;
+}
+nn::Sequential tessera_cnn() {
+  nn::Sequential m(nn::Conv2d(nn::Conv2dOptions(1, 16, 5).padding(2)));
+  m->push_back(nn::ReLU());
+  m->push_back(nn::MaxPool2d(2));
+  m->push_back(nn::Conv2d(nn::Conv2dOptions(16, 32, 5).padding(2)));
+  m->push_back(nn::ReLU());
+  m->push_back(nn::MaxPool2d(2));
+  m->push_back(nn::Flatten());
+  m->push_back(nn::Linear(1568, 10));
+  return m;
+}
+
+}  // namespace
+
+int main() {
+  bench::print_machine();
+  bench::set_threads(2);
+#ifdef TSR_BENCH_OPENBLAS
+  if (const char* blas = std::getenv("BENCH_BLAS_THREADS")) openblas_set_num_threads(std::atoi(blas));
+#endif
+#ifdef TSR_BENCH_TORCH
+  if (const char* t = std::getenv("BENCH_TORCH_THREADS")) at::set_num_threads(std::atoi(t));
+#endif
+  std::printf("== nn training steps, 2 threads, medians in turns\n");
+#ifndef TSR_BENCH_TORCH
+  std::printf("  libtorch not found (Debian package libtorch-dev): nothing to compare with\n");
+  return 0;
+#else
+  torch::manual_seed(0);
+  manual_seed(0);
+  for (const int64_t batch : {64, 1}) {
+    auto ours = tessera_mlp();
+    torch::nn::Sequential theirs(torch::nn::Linear(784, 256), torch::nn::ReLU(), torch::nn::Linear(256, 10));
+    const Tensor<float> x = randn({batch, 784});
+    const Tensor<int64_t> y = randint(0, 10, {batch});
+    const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {batch, 784}).clone();
+    const auto ty = torch::from_blob(const_cast<int64_t*>(y.data_ptr()), {batch}, torch::kLong).clone();
+    const auto [a, b] = in_turns(21, batch == 1 ? 100 : 20, [&] { tessera_step(ours, x, y, 0.01f); },
+                                 [&] { torch_step(theirs, tx, ty, 0.01f); });
+    report(batch == 1 ? "(a) MLP 784-256-10 step, batch 1" : "(a) MLP 784-256-10 step, batch 64", a, b,
+           batch == 1 ? "target >= 4x" : "target >= 1.3x");
+  }
+  {
+    auto ours = tessera_cnn();
+    torch::nn::Sequential theirs(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 5).padding(2)), torch::nn::ReLU(),
+                                 torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 5).padding(2)),
+                                 torch::nn::ReLU(), torch::nn::MaxPool2d(2), torch::nn::Flatten(), torch::nn::Linear(1568, 10));
+    const Tensor<float> x = randn({64, 1, 28, 28});
+    const Tensor<int64_t> y = randint(0, 10, {64});
+    const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {64, 1, 28, 28}).clone();
+    const auto ty = torch::from_blob(const_cast<int64_t*>(y.data_ptr()), {64}, torch::kLong).clone();
+    const auto [a, b] = in_turns(11, 3, [&] { tessera_step(ours, x, y, 0.01f); }, [&] { torch_step(theirs, tx, ty, 0.01f); });
+    report("(b) small CNN step, batch 64", a, b, "target >= 1.0x");
+  }
+  return 0;
+#endif
+}
