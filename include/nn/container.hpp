@@ -82,13 +82,13 @@ class SequentialImpl : public Module {
     if constexpr (requires(Impl& i) { i.forward_any(x); }) {
       return static_cast<Impl&>(m).forward_any(x);  // a module whose result type is not its input's
     } else {
-    return x.visit([&]<class T>(const Tensor<T>& t) -> AnyTensor {
-      if constexpr (requires(Impl& i) { i.forward(t); }) {
-        return static_cast<Impl&>(m).forward(t);
-      } else {
-        detail::fail<Error>("Sequential: ", m.name(), " has no forward for a ", x.dtype_name(), " tensor");
-      }
-    });
+      return x.visit([&]<class T>(const Tensor<T>& t) -> AnyTensor {
+        if constexpr (requires(Impl& i) { i.forward(t); }) {
+          return static_cast<Impl&>(m).forward(t);
+        } else {
+          detail::fail<Error>("Sequential: ", m.name(), " has no forward for a ", x.dtype_name(), " tensor");
+        }
+      });
     }
   }
   std::vector<Step> steps_;
