@@ -137,6 +137,12 @@ TEST_CASE("layers: errors as PyTorch's") {
         "Calculated padded input size per channel: (5 x 5). Kernel size: (7 x 7). Kernel size can't be greater than actual input size");
   CHECK(error_of([&] { nn::F::conv2d(x, randn({4, 3, 3, 3}), {}, nn::F::Conv2dFuncOptions().stride(2).padding(kSame)); }) ==
         "padding='same' is not supported for strided convolutions");
+  CHECK(error_of([&] {
+    nn::F::conv_transpose2d(randn({1, 4, 3, 3}), randn({4, 3, 3, 3}), {}, nn::F::ConvTranspose2dFuncOptions().output_padding(1));
+  }) == "output padding must be smaller than either stride or dilation, but got output_padding_height: 1 output_padding_width: 1 "
+        "stride_height: 1 stride_width: 1 dilation_height: 1 dilation_width: 1");
+  CHECK(error_of([&] { nn::F::conv_transpose2d(randn({1, 5, 3, 3}), randn({4, 3, 3, 3})); }) ==
+        "Given transposed=1, weight of size [4, 3, 3, 3], expected input[1, 5, 3, 3] to have 4 channels, but got 5 channels instead");
   CHECK(error_of([&] { nn::BatchNorm1d bn(3); bn(randn({1, 3})); }) ==
         "Expected more than 1 value per channel when training, got input size torch.Size([1, 3])");
   CHECK(error_of([&] { nn::F::layer_norm(randn({2, 3}), {4}); }) ==
@@ -270,20 +276,34 @@ void check_resample(const std::string& tag, double rtol) {
   });
   run("adaptive_max_pool2d", 1, [](const V& v) { return F::adaptive_max_pool2d(v[0], {3, 2}); });
   run("bilinear_layer", 4, [](const V& v) { return F::bilinear(v[0], v[1], v[2], v[3]); });
+  run("conv_transpose2d", 3, [](const V& v) {
+    return F::conv_transpose2d(v[0], v[1], v[2], F::ConvTranspose2dFuncOptions().stride(2).padding(1).output_padding(1).groups(2));
+  });
+  run("conv_transpose2d_dilated", 2, [](const V& v) {
+    return F::conv_transpose2d(v[0].transpose(1, 2), v[1], {},
+                               F::ConvTranspose2dFuncOptions().stride({1, 2}).padding({0, 1}).dilation({2, 1}));
+  });
 }
 
-TEST_CASE("padding, interpolation, adaptive max pooling, Bilinear: values and gradients as PyTorch's") {
+TEST_CASE("padding, interpolation, adaptive max pooling, Bilinear, transposed convolution: values and gradients as PyTorch's") {
   check_resample<float>("f32", 2e-5);
   check_resample<double>("f64", 1e-12);
   CHECK(error_of([] { nn::F::pad(randn({1, 2, 3}), nn::PadFuncOptions({3, 3}).mode(kReflect)); }) ==
         "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (3, 3) at dimension 2 of input [1, 2, 3]");
 }
 
-TEST_CASE("init: Bilinear's weights, dirac_ and orthogonal_") {
+TEST_CASE("init: Bilinear's and ConvTranspose2d's weights, dirac_ and orthogonal_") {
   manual_seed(2);
   nn::Bilinear bl(3, 4, 2);
   CHECK(bitwise_equal(bl->weight.as<float>(), test::golden<float>("nn_init_bilinear_weight")));
   CHECK(bitwise_equal(bl->bias.as<float>(), test::golden<float>("nn_init_bilinear_bias")));
+  nn::ConvTranspose2d ct(nn::ConvTranspose2dOptions(4, 6, 3).groups(2));
+  CHECK(bitwise_equal(ct->weight.as<float>(), test::golden<float>("nn_init_conv_transpose2d_weight")));
+  CHECK(bitwise_equal(ct->bias.as<float>(), test::golden<float>("nn_init_conv_transpose2d_bias")));
+  CHECK(ct->repr() == "ConvTranspose2d(4, 6, kernel_size=(3, 3), stride=(1, 1), groups=2)");
+  CHECK(nn::ConvTranspose2d(nn::ConvTranspose2dOptions(4, 6, {3, 2}).stride(2).padding(1).output_padding(1).dilation(2).bias(false))
+            ->repr() ==
+        "ConvTranspose2d(4, 6, kernel_size=(3, 2), stride=(2, 2), padding=(1, 1), dilation=(2, 2), output_padding=(1, 1), bias=False)");
   auto w = empty<float>({6, 2, 3, 3});
   nn::init::dirac_(w, 2);
   CHECK(bitwise_equal(w, test::golden<float>("nn_init_dirac")));

@@ -1310,14 +1310,18 @@ def nn_more_losses():
 
 
 def nn_resample():
-    """nn: padding, interpolation, adaptive max pooling, Bilinear (values and
-    gradients, float and double), Bilinear's initial weights, dirac_."""
+    """nn: padding, interpolation, adaptive max pooling, Bilinear, transposed
+    convolution (values and gradients, float and double), Bilinear's and
+    ConvTranspose2d's initial weights, dirac_."""
     import torch.nn as nn
     import torch.nn.functional as F
     torch.manual_seed(2)
     bl = nn.Bilinear(3, 4, 2)
     save("nn_init_bilinear_weight", bl.weight)
     save("nn_init_bilinear_bias", bl.bias)
+    ct = nn.ConvTranspose2d(4, 6, 3, groups=2)
+    save("nn_init_conv_transpose2d_weight", ct.weight)
+    save("nn_init_conv_transpose2d_bias", ct.bias)
     w = torch.empty(6, 2, 3, 3)
     nn.init.dirac_(w, groups=2)
     save("nn_init_dirac", w)
@@ -1340,6 +1344,10 @@ def nn_resample():
         run("bilinear_scale", [r(1, 2, 3, 4)], lambda x: F.interpolate(x, scale_factor=2.5, mode="bilinear"), tag)
         run("adaptive_max_pool2d", [r(2, 3, 7, 5)], lambda x: F.adaptive_max_pool2d(x, (3, 2)), tag)
         run("bilinear_layer", [r(5, 3), r(5, 4), r(2, 3, 4), r(2)], lambda a, b, w, bias: F.bilinear(a, b, w, bias), tag)
+        run("conv_transpose2d", [r(2, 4, 3, 4), r(4, 3, 3, 3), r(6)],
+            lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2), tag)
+        run("conv_transpose2d_dilated", [r(3, 5, 4), r(3, 2, 2, 3)],
+            lambda x, w: F.conv_transpose2d(x.transpose(1, 2), w, stride=(1, 2), padding=(0, 1), dilation=(2, 1)), tag)
 
 
 if __name__ == "__main__":

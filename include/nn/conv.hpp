@@ -297,6 +297,68 @@ Tensor<T> conv1d(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
   return conv2d(x.unsqueeze(spatial), weight.unsqueeze(2), bias, o).squeeze(spatial);
 }
 
+// What F::conv_transpose2d takes besides its tensors.
+struct ConvTranspose2dFuncOptions {
+  ConvTranspose2dFuncOptions& stride(ExpandingArray<2> v) { stride_ = v; return *this; }
+  ConvTranspose2dFuncOptions& padding(ExpandingArray<2> v) { padding_ = v; return *this; }
+  ConvTranspose2dFuncOptions& output_padding(ExpandingArray<2> v) { output_padding_ = v; return *this; }
+  ConvTranspose2dFuncOptions& groups(int64_t v) { groups_ = v; return *this; }
+  ConvTranspose2dFuncOptions& dilation(ExpandingArray<2> v) { dilation_ = v; return *this; }
+  ExpandingArray<2> stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
+  int64_t groups_ = 1;
+};
+
+// The transposed convolution (the adjoint of conv2d with the same options):
+// x (N, C, H, W) or (C, H, W), weight (C, O / groups, kh, kw). Every input
+// pixel scatters its kernel-weighted copy into the output: one product
+// W^T x for the whole batch gives every scattered tap, and col2im sums them
+// into place. The output is (H - 1) stride - 2 padding + dilation (k - 1) +
+// output_padding + 1 high (and the same across).
+template <detail::FloatElement T>
+Tensor<T> conv_transpose2d(const Tensor<T>& x_in, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                           const ConvTranspose2dFuncOptions& o = {}) {
+  detail::check(x_in.dim() == 3 || x_in.dim() == 4,
+                "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: ", x_in.sizes());
+  const bool unbatched = x_in.dim() == 3;
+  const Tensor<T> x = unbatched ? x_in.unsqueeze(0) : x_in;
+  detail::check(weight.dim() == 4, "weight should have 4 dimensions, got ", weight.sizes());
+  const int64_t n = x.size(0), c = x.size(1), groups = o.groups_;
+  detail::check(groups > 0, "non-positive groups is not supported");
+  detail::check(c == weight.size(0) && c % groups == 0, "Given transposed=1, weight of size ", weight.sizes(),
+                ", expected input", x_in.sizes(), " to have ", weight.size(0), " channels, but got ", c, " channels instead");
+  const int64_t out_ch = weight.size(1) * groups, h = x.size(2), w = x.size(3);
+  for (std::size_t i = 0; i < 2; ++i) {
+    detail::check(o.stride_[i] > 0, "non-positive stride is not supported");
+    detail::check(o.dilation_[i] > 0, "dilation should be greater than zero");
+  }
+  detail::check(o.output_padding_[0] < std::max(o.stride_[0], o.dilation_[0]) &&
+                    o.output_padding_[1] < std::max(o.stride_[1], o.dilation_[1]),
+                "output padding must be smaller than either stride or dilation, but got output_padding_height: ",
+                o.output_padding_[0], " output_padding_width: ", o.output_padding_[1], " stride_height: ", o.stride_[0],
+                " stride_width: ", o.stride_[1], " dilation_height: ", o.dilation_[0], " dilation_width: ", o.dilation_[1]);
+  // The window of the forward convolution this one is the adjoint of: its
+  // input is our output, its output positions our input pixels.
+  detail::Window2d g{weight.size(2), weight.size(3), o.stride_[0], o.stride_[1], o.padding_[0], o.padding_[1],
+                     o.dilation_[0], o.dilation_[1], 0, 0, h, w};
+  g.h = (h - 1) * g.sh - 2 * g.top + g.dh * (g.kh - 1) + o.output_padding_[0] + 1;
+  g.w = (w - 1) * g.sw - 2 * g.left + g.dw * (g.kw - 1) + o.output_padding_[1] + 1;
+  detail::check(g.h > 0 && g.w > 0, "Given input size per channel: (", h, " x ", w,
+                "). Calculated output size per channel: (", g.h, " x ", g.w, "). Output size is too small");
+  const int64_t k = weight.size(1) * g.kh * g.kw;
+  const Tensor<T> pixels = x.permute({1, 0, 2, 3}).reshape({c, n * h * w});  // (C, N H W)
+  Tensor<T> taps;                                                               // (O kh kw, N H W)
+  if (groups == 1) taps = mm(weight.reshape({c, k}).t(), pixels);
+  else
+    taps = matmul(weight.reshape({groups, c / groups, k}).transpose(1, 2), pixels.view({groups, c / groups, n * h * w}))
+               .reshape({groups * k, n * h * w});
+  Tensor<T> out = detail::col2im(taps, g, out_ch);
+  if (bias.defined()) {
+    detail::check(bias.dim() == 1 && bias.numel() == out_ch, "bias should have ", out_ch, " elements, got ", bias.sizes());
+    out = out + bias.view({1, out_ch, 1, 1});
+  }
+  return unbatched ? out.squeeze(0) : out;
+}
+
 }  // namespace functional
 namespace F = functional;
 
@@ -313,14 +375,7 @@ class ConvImpl : public Module {
   }
   ConvImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : ConvImpl(ConvOptions<D>(in_channels, out_channels, kernel_size)) {}
-  void reset_parameters() {
-    init::kaiming_uniform_(weight, std::sqrt(5.0));
-    if (bias.defined()) {
-      const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
-      const double bound = fan_in > 0 ? 1 / std::sqrt(static_cast<double>(fan_in)) : 0;
-      init::uniform_(bias, -bound, bound);
-    }
-  }
+  void reset_parameters() { detail::init_affine(weight, bias); }
   std::string name() const override { return D == 1 ? "Conv1d" : "Conv2d"; }
   std::string extra_repr() const override {
     std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
@@ -365,6 +420,83 @@ using Conv1dImpl = ConvImpl<1>;
 using Conv2dImpl = ConvImpl<2>;
 using Conv1d = ModuleHolder<Conv1dImpl>;
 using Conv2d = ModuleHolder<Conv2dImpl>;
+
+// ----- ConvTranspose2d -------------------------------------------------------------
+struct ConvTranspose2dOptions {
+  ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  ConvTranspose2dOptions& stride(ExpandingArray<2> v) { stride_ = v; return *this; }
+  ConvTranspose2dOptions& padding(ExpandingArray<2> v) { padding_ = v; return *this; }
+  ConvTranspose2dOptions& output_padding(ExpandingArray<2> v) { output_padding_ = v; return *this; }
+  ConvTranspose2dOptions& groups(int64_t v) { groups_ = v; return *this; }
+  ConvTranspose2dOptions& bias(bool v) { bias_ = v; return *this; }
+  ConvTranspose2dOptions& dilation(ExpandingArray<2> v) { dilation_ = v; return *this; }
+  int64_t in_channels() const { return in_channels_; }
+  int64_t out_channels() const { return out_channels_; }
+  const ExpandingArray<2>& kernel_size() const { return kernel_size_; }
+  const ExpandingArray<2>& stride() const { return stride_; }
+  const ExpandingArray<2>& padding() const { return padding_; }
+  const ExpandingArray<2>& output_padding() const { return output_padding_; }
+  const ExpandingArray<2>& dilation() const { return dilation_; }
+  int64_t groups() const { return groups_; }
+  bool bias() const { return bias_; }
+
+ private:
+  int64_t in_channels_, out_channels_;
+  ExpandingArray<2> kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
+  int64_t groups_ = 1;
+  bool bias_ = true;
+};
+
+// weight (C, O / groups, kh, kw), initialized as PyTorch's (the fan-in of
+// that shape, i.e. O / groups kh kw, sets both bounds).
+class ConvTranspose2dImpl : public Module {
+ public:
+  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
+      : options(options),
+        weight(register_parameter("weight", empty<float>(weight_shape(options)))),
+        bias(register_parameter("bias", options.bias() ? AnyTensor(empty<float>({options.out_channels()})) : AnyTensor())) {
+    reset_parameters();
+  }
+  ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+      : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
+  void reset_parameters() { detail::init_affine(weight, bias); }
+  std::string name() const override { return "ConvTranspose2d"; }
+  std::string extra_repr() const override {
+    std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                    ", kernel_size=" + options.kernel_size().repr() + ", stride=" + options.stride().repr();
+    if (!options.padding().all(0)) s += ", padding=" + options.padding().repr();
+    if (!options.dilation().all(1)) s += ", dilation=" + options.dilation().repr();
+    if (!options.output_padding().all(0)) s += ", output_padding=" + options.output_padding().repr();
+    if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
+    if (!bias.defined()) s += ", bias=False";
+    return s;
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return F::conv_transpose2d(x, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>(),
+                               F::ConvTranspose2dFuncOptions()
+                                   .stride(options.stride())
+                                   .padding(options.padding())
+                                   .output_padding(options.output_padding())
+                                   .groups(options.groups())
+                                   .dilation(options.dilation()));
+  }
+
+  ConvTranspose2dOptions options;
+  AnyTensor& weight;
+  AnyTensor& bias;
+
+ private:
+  static Shape weight_shape(const ConvTranspose2dOptions& o) {
+    detail::check(o.in_channels() > 0 && o.out_channels() > 0, "in_channels and out_channels must be positive");
+    detail::check(o.groups() > 0, "groups must be a positive integer");
+    detail::check(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups");
+    detail::check(o.out_channels() % o.groups() == 0, "out_channels must be divisible by groups");
+    return {o.in_channels(), o.out_channels() / o.groups(), o.kernel_size()[0], o.kernel_size()[1]};
+  }
+};
+using ConvTranspose2d = ModuleHolder<ConvTranspose2dImpl>;
 
 // ----- pooling ------------------------------------------------------------------
 template <std::size_t D>

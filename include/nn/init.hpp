@@ -192,6 +192,19 @@ inline AnyTensor orthogonal_(AnyTensor t, double gain = 1) {
 
 }  // namespace tsr::nn::init
 
+namespace tsr::detail {
+// Linear's and every convolution's reset_parameters in PyTorch:
+// kaiming_uniform_(a = sqrt(5)) on the weight, then the bias (if any) from
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)), in that order of draws.
+inline void init_affine(AnyTensor& weight, AnyTensor& bias) {
+  nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (!bias.defined()) return;
+  const int64_t fan_in = nn::init::calculate_fan_in_and_fan_out(weight).first;
+  const double bound = fan_in > 0 ? 1 / std::sqrt(static_cast<double>(fan_in)) : 0;
+  nn::init::uniform_(bias, -bound, bound);
+}
+}  // namespace tsr::detail
+
 namespace tsr {
 // libtorch's spellings: torch::kFanIn, torch::kReLU, ...
 inline constexpr auto kFanIn = nn::init::FanMode::FanIn;

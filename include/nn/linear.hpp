@@ -58,14 +58,7 @@ class LinearImpl : public Module {
         bias(register_parameter("bias", options.bias() ? AnyTensor(empty<float>({options.out_features()})) : AnyTensor())) {
     reset_parameters();
   }
-  void reset_parameters() {
-    init::kaiming_uniform_(weight, std::sqrt(5.0));
-    if (bias.defined()) {
-      const int64_t fan_in = options.in_features();
-      const double bound = fan_in > 0 ? 1 / std::sqrt(static_cast<double>(fan_in)) : 0;
-      init::uniform_(bias, -bound, bound);
-    }
-  }
+  void reset_parameters() { detail::init_affine(weight, bias); }
 
   std::string name() const override { return "Linear"; }
   std::string extra_repr() const override {
