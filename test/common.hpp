@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -131,6 +132,21 @@ bool bitwise_equal(const tsr::Tensor<T>& a, const tsr::Tensor<T>& b) {
   if (a.sizes() != b.sizes()) return false;
   const auto x = a.contiguous().to_vector(), y = b.contiguous().to_vector();
   return std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
+
+// Case `prefix` of make_golden.py's _save_forward_backward: f's output and
+// its inputs' gradients for the saved output gradient.
+template <class T>
+void check_forward_backward(const std::string& prefix, int inputs,
+                            const std::function<tsr::Tensor<T>(const std::vector<tsr::Tensor<T>>&)>& f, double rtol) {
+  std::vector<tsr::Tensor<T>> in;
+  for (int i = 0; i < inputs; ++i) in.push_back(test::golden<T>(prefix + "_in" + std::to_string(i)).requires_grad_());
+  const tsr::Tensor<T> out = f(in);
+  out.backward(test::golden<T>(prefix + "_gout"));
+  check_close(out, test::golden<T>(prefix + "_out"), rtol, rtol, prefix + " forward");
+  for (int i = 0; i < inputs; ++i)
+    check_close(in[static_cast<std::size_t>(i)].grad(), test::golden<T>(prefix + "_grad" + std::to_string(i)), rtol, rtol,
+                prefix + " gradient " + std::to_string(i));
 }
 
 // The names of a list of (name, value) pairs, one per line.

@@ -9,6 +9,7 @@
 using namespace tsr;
 using test::bitwise_equal;
 using test::check_close;
+using test::check_forward_backward;
 using test::error_of;
 using test::keys_of;
 
@@ -22,21 +23,6 @@ TEST_CASE("convolutions initialize as PyTorch's for the same seed") {
   CHECK(bitwise_equal(c2->bias.as<float>(), test::golden<float>("nn_init_conv2d_bias")));
   CHECK(bitwise_equal(c1->weight.as<float>(), test::golden<float>("nn_init_conv1d_weight")));
   CHECK(bitwise_equal(c1->bias.as<float>(), test::golden<float>("nn_init_conv1d_bias")));
-}
-
-// Case `prefix` of make_golden.py's _save_forward_backward: f's output and
-// its inputs' gradients for the saved output gradient.
-template <class T>
-void check_forward_backward(const std::string& prefix, int inputs,
-                            const std::function<Tensor<T>(const std::vector<Tensor<T>>&)>& f, double rtol) {
-  std::vector<Tensor<T>> in;
-  for (int i = 0; i < inputs; ++i) in.push_back(test::golden<T>(prefix + "_in" + std::to_string(i)).requires_grad_());
-  const Tensor<T> out = f(in);
-  out.backward(test::golden<T>(prefix + "_gout"));
-  check_close(out, test::golden<T>(prefix + "_out"), rtol, rtol, prefix + " forward");
-  for (int i = 0; i < inputs; ++i)
-    check_close(in[static_cast<std::size_t>(i)].grad(), test::golden<T>(prefix + "_grad" + std::to_string(i)), rtol, rtol,
-                prefix + " gradient " + std::to_string(i));
 }
 
 template <class T>

@@ -1350,6 +1350,56 @@ def nn_resample():
             lambda x, w: F.conv_transpose2d(x.transpose(1, 2), w, stride=(1, 2), padding=(0, 1), dilation=(2, 1)), tag)
 
 
+def _save_module_case(prefix, model, tensors, f, g):
+    """_save_forward_backward for f(model, *tensors), plus the gradient of
+    every parameter as prefix_p_<name>."""
+    _save_forward_backward(prefix, tensors, lambda *leaves: f(model, *leaves), g)
+    for name, p in model.named_parameters():
+        save(f"{prefix}_p_{name}", p.grad)
+
+
+def nn_recurrent():
+    """nn: RNN, LSTM, GRU and their cells (initial weights for a seed, state_dict
+    keys, outputs and the gradients of inputs, states and every parameter,
+    float and double)."""
+    import torch.nn as nn
+    torch.manual_seed(3)
+    models = {"lstm": nn.LSTM(3, 4, num_layers=2, bidirectional=True), "gru": nn.GRU(3, 4, bias=False),
+              "lstm_cell": nn.LSTMCell(3, 4)}
+    with open(os.path.join(OUT, "nn_recurrent.txt"), "w") as out:
+        for key, m in models.items():
+            out.write(f"=== {key}\n{m!r}\n" + "\n".join(m.state_dict().keys()) + "\n")
+            for name, p in m.named_parameters():
+                save(f"nn_init_{key}_{name}", p)
+        out.write("=== end\n")
+
+    def flat(*ts):
+        return torch.cat([t.flatten() for t in ts])
+
+    g = torch.Generator().manual_seed(41)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+        def run(name, seed, make, tensors, f):
+            torch.manual_seed(seed)
+            _save_module_case(f"nn_rec_{tag}_{name}", make().to(dtype), tensors, f, g)
+
+        run("lstm_bidirectional", 50, lambda: nn.LSTM(3, 5, num_layers=2, bidirectional=True),
+            [r(6, 2, 3), r(4, 2, 5), r(4, 2, 5)], lambda m, x, h, c: flat(m(x, (h, c))[0], *m(x, (h, c))[1]))
+        run("gru_batch_first", 51, lambda: nn.GRU(3, 4, batch_first=True),
+            [r(5, 2, 3)], lambda m, x: flat(*m(x.transpose(0, 1))))
+        run("rnn_relu_unbatched", 52, lambda: nn.RNN(3, 4, num_layers=2, nonlinearity="relu", bias=False),
+            [r(5, 3), r(2, 4)], lambda m, x, h: flat(*m(x, h)))
+        run("rnn_tanh", 53, lambda: nn.RNN(2, 3), [r(4, 3, 2)], lambda m, x: flat(*m(x)))
+        run("gru_bidirectional", 54, lambda: nn.GRU(2, 3, num_layers=2, bidirectional=True),
+            [r(4, 2, 2), r(4, 2, 3)], lambda m, x, h: flat(*m(x, h)))
+        run("lstm_cell", 55, lambda: nn.LSTMCell(3, 4), [r(2, 3), r(2, 4), r(2, 4)],
+            lambda m, x, h, c: flat(*m(x, (h, c))))
+        run("gru_cell_unbatched", 56, lambda: nn.GRUCell(3, 4), [r(3), r(4)], lambda m, x, h: m(x, h))
+        run("rnn_cell", 57, lambda: nn.RNNCell(3, 4), [r(2, 3)], lambda m, x: m(x))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1374,4 +1424,5 @@ if __name__ == "__main__":
     nn_layers()
     nn_more_losses()
     nn_resample()
+    nn_recurrent()
     print("golden files written to", os.path.normpath(OUT))

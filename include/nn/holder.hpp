@@ -53,8 +53,12 @@ class ModuleHolder {
   template <class A>
   static decltype(auto) as_input(A&& a) {
     using E = std::remove_cvref_t<A>;
-    if constexpr (Expression<E> && !std::is_same_v<E, Tensor<typename E::value_type>>) return Tensor<typename E::value_type>(a);
-    else return std::forward<A>(a);
+    if constexpr (Expression<E>) {
+      if constexpr (!std::is_same_v<E, Tensor<typename E::value_type>>) return Tensor<typename E::value_type>(a);
+      else return std::forward<A>(a);
+    } else {
+      return std::forward<A>(a);
+    }
   }
   std::shared_ptr<Impl> impl_;
 };

@@ -18,3 +18,4 @@
 #include "dropout.hpp"
 #include "embedding.hpp"
 #include "resample.hpp"
+#include "rnn.hpp"

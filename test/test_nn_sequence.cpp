@@ -1,0 +1,180 @@
+// nn, sequence models: RNN, LSTM, GRU and their cells, against PyTorch 1.13
+// (tools/make_golden.py: nn_recurrent).
+#include <fstream>
+#include <nn/nn.hpp>
+
+#include "common.hpp"
+
+using namespace tsr;
+using test::bitwise_equal;
+using test::check_close;
+using test::error_of;
+using test::keys_of;
+
+namespace {
+
+std::string golden_text(const std::string& file) {
+  std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/" + file);
+  std::stringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+// Case `prefix` of make_golden.py's _save_module_case: f(inputs)'s value,
+// the inputs' gradients and every parameter's gradient.
+template <class T, class Holder>
+void check_module_case(const std::string& prefix, const Holder& model, int inputs,
+                       const std::function<Tensor<T>(const std::vector<Tensor<T>>&)>& f, double rtol) {
+  test::check_forward_backward<T>(prefix, inputs, f, rtol);
+  for (const auto& [name, p] : model->named_parameters())
+    check_close(p.template as<T>().grad(), test::golden<T>(prefix + "_p_" + name), rtol, rtol, prefix + " grad of " + name);
+}
+
+template <class Holder>
+Holder seeded(uint64_t seed, const std::function<Holder()>& make) {
+  manual_seed(seed);
+  return make();
+}
+
+template <class T>
+Tensor<T> flat(std::initializer_list<Tensor<T>> parts) {
+  std::vector<Tensor<T>> flattened;
+  for (const Tensor<T>& p : parts) flattened.push_back(p.flatten());
+  return cat(flattened);
+}
+
+}  // namespace
+
+TEST_CASE("recurrent layers initialize as PyTorch's, with its names and reprs") {
+  manual_seed(3);
+  nn::LSTM lstm(nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true));
+  nn::GRU gru(nn::GRUOptions(3, 4).bias(false));
+  nn::LSTMCell cell(3, 4);
+  std::string text;
+  auto add = [&](const std::string& key, const nn::Module& m) {
+    text += "=== " + key + "\n" + m.repr() + "\n" + keys_of(m.state_dict()) + "\n";
+    for (const auto& [name, p] : m.named_parameters())
+      CHECK_MESSAGE(bitwise_equal(p.as<float>(), test::golden<float>("nn_init_" + key + "_" + name)), std::string(key + "." + name));
+  };
+  add("lstm", *lstm);
+  add("gru", *gru);
+  add("lstm_cell", *cell);
+  CHECK(text + "=== end\n" == golden_text("nn_recurrent.txt"));
+  CHECK(nn::RNNCell(nn::RNNCellOptions(3, 4).bias(false).nonlinearity(kReLU))->repr() ==
+        "RNNCell(3, 4, bias=False, nonlinearity=relu)");
+  CHECK(nn::RNN(nn::RNNOptions(3, 4).nonlinearity(kReLU).batch_first(true).dropout(0.5))->repr() ==
+        "RNN(3, 4, batch_first=True, dropout=0.5)");
+}
+
+template <class T>
+void check_recurrent(const std::string& tag, double rtol) {
+  using V = std::vector<Tensor<T>>;
+  auto prefix = [&](const std::string& name) { return "nn_rec_" + tag + "_" + name; };
+  auto make = [](auto holder) {
+    holder->template to<T>();
+    return holder;
+  };
+  {
+    auto m = make(seeded<nn::LSTM>(50, [] { return nn::LSTM(nn::LSTMOptions(3, 5).num_layers(2).bidirectional(true)); }));
+    check_module_case<T>(prefix("lstm_bidirectional"), m, 3, [&](const V& v) {
+      auto [out, state] = m(v[0], std::make_tuple(v[1], v[2]));
+      return flat<T>({out, std::get<0>(state), std::get<1>(state)});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::GRU>(51, [] { return nn::GRU(nn::GRUOptions(3, 4).batch_first(true)); }));
+    check_module_case<T>(prefix("gru_batch_first"), m, 1, [&](const V& v) {
+      auto [out, h] = m(v[0].transpose(0, 1));
+      return flat<T>({out, h});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::RNN>(52, [] {
+      return nn::RNN(nn::RNNOptions(3, 4).num_layers(2).nonlinearity(kReLU).bias(false));
+    }));
+    check_module_case<T>(prefix("rnn_relu_unbatched"), m, 2, [&](const V& v) {
+      auto [out, h] = m(v[0], v[1]);
+      return flat<T>({out, h});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::RNN>(53, [] { return nn::RNN(2, 3); }));
+    check_module_case<T>(prefix("rnn_tanh"), m, 1, [&](const V& v) {
+      auto [out, h] = m(v[0]);
+      return flat<T>({out, h});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::GRU>(54, [] { return nn::GRU(nn::GRUOptions(2, 3).num_layers(2).bidirectional(true)); }));
+    check_module_case<T>(prefix("gru_bidirectional"), m, 2, [&](const V& v) {
+      auto [out, h] = m(v[0], v[1]);
+      return flat<T>({out, h});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::LSTMCell>(55, [] { return nn::LSTMCell(3, 4); }));
+    check_module_case<T>(prefix("lstm_cell"), m, 3, [&](const V& v) {
+      auto [h, c] = m(v[0], std::make_tuple(v[1], v[2]));
+      return flat<T>({h, c});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::GRUCell>(56, [] { return nn::GRUCell(3, 4); }));
+    check_module_case<T>(prefix("gru_cell_unbatched"), m, 2, [&](const V& v) { return m(v[0], v[1]); }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::RNNCell>(57, [] { return nn::RNNCell(3, 4); }));
+    check_module_case<T>(prefix("rnn_cell"), m, 1, [&](const V& v) { return m(v[0]); }, rtol);
+  }
+}
+
+TEST_CASE("recurrent layers and cells: values and gradients as PyTorch's, float and double") {
+  check_recurrent<float>("f32", 2e-5);
+  check_recurrent<double>("f64", 1e-11);
+}
+
+TEST_CASE("recurrent layers: dropout between layers only in training, gradcheck, errors") {
+  manual_seed(7);
+  nn::LSTM lstm(nn::LSTMOptions(3, 4).num_layers(2).dropout(0.5));
+  const auto x = randn({5, 2, 3});
+  lstm->eval();
+  const Tensor<float> evaluated = std::get<0>(lstm(x));
+  CHECK(bitwise_equal(evaluated, std::get<0>(lstm(x))));  // no randomness in evaluation
+  lstm->train();
+  CHECK(!bitwise_equal(evaluated, std::get<0>(lstm(x))));
+
+  // The analytic Jacobian of a whole bidirectional GRU against finite differences.
+  manual_seed(8);
+  nn::GRU gru(nn::GRUOptions(2, 3).bidirectional(true));
+  gru->to<double>();
+  const auto w = gru->named_parameters();
+  CHECK(autograd::gradcheck([&](const std::vector<Tensor<double>>& v) { return std::get<0>(gru(v[0], v[1])); },
+                            {randn<double>({3, 2, 2}), randn<double>({2, 2, 3})}));
+  manual_seed(9);
+  nn::LSTMCell cell(2, 3);
+  cell->to<double>();
+  CHECK(autograd::gradcheck(
+      [&](const std::vector<Tensor<double>>& v) { return std::get<1>(cell(v[0], std::make_tuple(v[1], v[2]))); },
+      {randn<double>({2, 2}), randn<double>({2, 3}), randn<double>({2, 3})}));
+
+  nn::LSTM two(nn::LSTMOptions(3, 4).num_layers(2));
+  nn::RNN rnn(3, 4);
+  CHECK(error_of([&] { two(randn({5, 2, 6})); }) == "input.size(-1) must be equal to input_size. Expected 3, got 6");
+  CHECK(error_of([&] { two(randn({5, 2, 3, 1})); }) == "LSTM: Expected input to be 2-D or 3-D but received 4-D tensor");
+  CHECK(error_of([&] { two(randn({5, 2, 3}), std::make_tuple(randn({1, 2, 4}), randn({2, 2, 4}))); }) ==
+        "Expected hidden[0] size (2, 2, 4), got [1, 2, 4]");
+  CHECK(error_of([&] { two(randn({5, 2, 3}), std::make_tuple(randn({2, 2, 4}), randn({2, 3, 4}))); }) ==
+        "Expected hidden[1] size (2, 2, 4), got [2, 3, 4]");
+  CHECK(error_of([&] { rnn(randn({5, 2, 3}), randn({1, 3, 4})); }) == "Expected hidden size (1, 2, 4), got [1, 3, 4]");
+  CHECK(error_of([&] { rnn(randn({5, 3}), randn({1, 3, 4})); }) ==
+        "For unbatched 2-D input, hx should also be 2-D but got 3-D tensor");
+  CHECK(error_of([&] { nn::LSTMCell(3, 4)(randn({5, 2, 3})); }) ==
+        "LSTMCell: Expected input to be 1-D or 2-D but received 3-D tensor");
+  CHECK(error_of([&] { nn::LSTMCell(3, 4)(randn({5, 4})); }) == "input has inconsistent input_size: got 4 expected 3");
+  CHECK(error_of([&] { nn::GRUCell(3, 4)(randn({5, 3}), randn({4, 4})); }) ==
+        "Input batch size 5 doesn't match hidden0 batch size 4");
+  CHECK(error_of([&] { nn::RNNCell(3, 4)(randn({5, 3}), randn({5, 3})); }) ==
+        "hidden0 has inconsistent hidden_size: got 3, expected 4");
+  CHECK(error_of([&] { nn::LSTM(nn::LSTMOptions(3, 4).dropout(1.5)); }) ==
+        "dropout should be a number in range [0, 1] representing the probability of an element being zeroed");
+}
