@@ -63,12 +63,48 @@ class Generator {
   }
   std::mutex& mutex() { return mutex_; }
 
+  // Everything the next draws depend on (PyTorch's get_state/set_state).
+  struct State {
+    MersenneTwister engine;
+    bool has_cached_normal;
+    double cached_normal;
+  };
+  State state() const { return {engine_, has_cached_normal_, cached_normal_}; }
+  void set_state(const State& s) {
+    engine_ = s.engine;
+    has_cached_normal_ = s.has_cached_normal;
+    cached_normal_ = s.cached_normal;
+  }
+
  private:
   Generator() { seed(67280421310721ull); }  // PyTorch's default seed
   MersenneTwister engine_;
   bool has_cached_normal_ = false;
   double cached_normal_ = 0;
   std::mutex mutex_;
+};
+
+// Puts the global generator back where it was when the guard goes out of
+// scope: what runs inside draws as usual, and the stream after it is as if
+// it had not (a copy of a module, built and then overwritten, must not move
+// the random stream, as Python's deepcopy does not).
+class GeneratorStateGuard {
+ public:
+  GeneratorStateGuard() {
+    auto& g = Generator::instance();
+    std::lock_guard lock(g.mutex());
+    saved_ = g.state();
+  }
+  ~GeneratorStateGuard() {
+    auto& g = Generator::instance();
+    std::lock_guard lock(g.mutex());
+    g.set_state(saved_);
+  }
+  GeneratorStateGuard(const GeneratorStateGuard&) = delete;
+  GeneratorStateGuard& operator=(const GeneratorStateGuard&) = delete;
+
+ private:
+  Generator::State saved_;
 };
 
 }  // namespace detail

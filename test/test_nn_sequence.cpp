@@ -1,5 +1,6 @@
-// nn, sequence models: RNN, LSTM, GRU and their cells, against PyTorch 1.13
-// (tools/make_golden.py: nn_recurrent).
+// nn, sequence models: RNN, LSTM, GRU and their cells, attention and the
+// transformer encoder, against PyTorch 1.13 (tools/make_golden.py:
+// nn_recurrent, nn_attention).
 #include <fstream>
 #include <nn/nn.hpp>
 
@@ -177,4 +178,143 @@ TEST_CASE("recurrent layers: dropout between layers only in training, gradcheck,
         "hidden0 has inconsistent hidden_size: got 3, expected 4");
   CHECK(error_of([&] { nn::LSTM(nn::LSTMOptions(3, 4).dropout(1.5)); }) ==
         "dropout should be a number in range [0, 1] representing the probability of an element being zeroed");
+}
+
+// ----- attention and transformers (make_golden.py: nn_attention) ---------------------
+
+TEST_CASE("attention and transformer layers initialize as PyTorch's, with its names and reprs") {
+  manual_seed(4);
+  nn::MultiheadAttention mha(8, 2);
+  nn::TransformerEncoder encoder(nn::TransformerEncoderOptions(
+                                     nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16)), 2)
+                                     .norm(nn::LayerNorm(nn::LayerNormOptions({8}))));
+  // The encoder's copies of its layer moved nothing in the random stream.
+  CHECK(bitwise_equal(rand<float>({3}), test::golden<float>("nn_init_after_encoder")));
+  std::string text;
+  auto add = [&](const std::string& key, const nn::Module& m) {
+    text += "=== " + key + "\n" + m.repr() + "\n" + keys_of(m.state_dict()) + "\n";
+    for (const auto& [name, t] : m.state_dict())
+      CHECK_MESSAGE(bitwise_equal(t.as<float>(), test::golden<float>("nn_init_" + key + "_" + name)), std::string(key + "." + name));
+  };
+  add("mha", *mha);
+  add("encoder", *encoder);
+  CHECK(text + "=== end\n" == golden_text("nn_attention.txt"));
+}
+
+template <class T>
+void check_attention(const std::string& tag, double rtol) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<T>>;
+  auto prefix = [&](const std::string& name) { return "nn_attn_" + tag + "_" + name; };
+  auto mask = [](const std::string& name) { return Tensor<bool>(test::golden<double>("nn_attn_mask_" + name) > 0.5); };
+  auto make = [](auto holder) {
+    holder->template to<T>();
+    return holder;
+  };
+  auto fn = [&](const std::string& name, int inputs, const std::function<Tensor<T>(const V&)>& f) {
+    test::check_forward_backward<T>(prefix(name), inputs, f, rtol);
+  };
+  fn("sdpa", 3, [](const V& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2]); });
+  fn("sdpa_bool_mask", 3, [&](const V& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2], mask("take")); });
+  fn("sdpa_float_mask", 4, [](const V& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2], v[3]); });
+  fn("sdpa_causal", 3, [](const V& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2], {}, 0.0, true); });
+  {
+    auto m = make(seeded<nn::MultiheadAttention>(70, [] { return nn::MultiheadAttention(8, 2); }));
+    check_module_case<T>(prefix("mha_self"), m, 1, [&](const V& v) {
+      auto [out, w] = m(v[0], v[0], v[0], mask("padding"));
+      return flat<T>({out, w});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::MultiheadAttention>(71, [] {
+      return nn::MultiheadAttention(nn::MultiheadAttentionOptions(6, 3).batch_first(true));
+    }));
+    check_module_case<T>(prefix("mha_cross_batch_first"), m, 4, [&](const V& v) {
+      auto [out, w] = m(v[0], v[1], v[2], AnyTensor(), true, v[3], false);
+      return flat<T>({out, w});
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::MultiheadAttention>(72, [] {
+      return nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 1).bias(false));
+    }));
+    check_module_case<T>(prefix("mha_unbatched_bool_mask"), m, 2, [&](const V& v) {
+      auto [out, w] = m(v[0], v[1], v[1], AnyTensor(), false, mask("masked"));
+      CHECK(!w.defined());
+      return out;
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::TransformerEncoderLayer>(73, [] {
+      return nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0));
+    }));
+    // The causal mask as an additive float mask.
+    auto causal = zeros<T>({5, 5});
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = i + 1; j < 5; ++j) causal(i, j) = -std::numeric_limits<T>::infinity();
+    check_module_case<T>(prefix("encoder_layer"), m, 1, [&](const V& v) { return m(v[0], causal); }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::TransformerEncoderLayer>(74, [] {
+      return nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2)
+                                             .dim_feedforward(16)
+                                             .dropout(0)
+                                             .activation(kGELU)
+                                             .batch_first(true)
+                                             .norm_first(true));
+    }));
+    check_module_case<T>(prefix("encoder_layer_norm_first_gelu"), m, 1,
+                         [&](const V& v) { return m(v[0], AnyTensor(), mask("padding")); }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::TransformerEncoder>(75, [] {
+      return nn::TransformerEncoder(
+          nn::TransformerEncoderOptions(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0)),
+                                        2)
+              .norm(nn::LayerNorm(nn::LayerNormOptions({8}))));
+    }));
+    check_module_case<T>(prefix("encoder"), m, 1, [&](const V& v) { return m(v[0]); }, rtol);
+  }
+}
+
+TEST_CASE("attention, multi-head attention, transformer encoder: values and gradients as PyTorch's, float and double") {
+  check_attention<float>("f32", 5e-5);
+  check_attention<double>("f64", 1e-11);
+}
+
+TEST_CASE("attention: gradcheck, dropout and errors") {
+  namespace F = nn::functional;
+  CHECK(autograd::gradcheck(
+      [](const std::vector<Tensor<double>>& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2], {}, 0.0, true); },
+      {randn<double>({2, 3, 2}), randn<double>({2, 3, 2}), randn<double>({2, 3, 2})}));
+  manual_seed(12);
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2).dropout(0.5));
+  mha->to<double>();
+  mha->eval();  // no dropout: the same function at every call
+  CHECK(autograd::gradcheck(
+      [&](const std::vector<Tensor<double>>& v) { return std::get<0>(mha(v[0], v[1], v[1])); },
+      {randn<double>({3, 1, 4}), randn<double>({2, 1, 4})}));
+  // Dropout on the attention weights in training only.
+  const auto x = randn({3, 2, 4});
+  mha->to<float>();
+  mha->train();
+  const Tensor<float> trained = std::get<0>(mha(x, x, x));
+  mha->eval();
+  const Tensor<float> evaluated = std::get<0>(mha(x, x, x));
+  CHECK(bitwise_equal(evaluated, std::get<0>(mha(x, x, x))));
+  CHECK(!bitwise_equal(evaluated, trained));
+
+  nn::MultiheadAttention m(8, 2);
+  const auto q = randn({5, 3, 8});
+  CHECK(error_of([&] { m(randn({5, 3, 6}), q, q); }) == "was expecting embedding dimension of 8, but got 6");
+  CHECK(error_of([&] { m(q, q, q, AnyTensor(), true, Tensor<bool>(ones({4, 4}) > 0)); }) ==
+        "The shape of the 2D attn_mask is torch.Size([4, 4]), but should be (5, 5).");
+  CHECK(error_of([&] { m(q, q, q, Tensor<bool>(ones({3, 4}) > 0)); }) ==
+        "expecting key_padding_mask shape of (3, 5), but got torch.Size([3, 4])");
+  CHECK(error_of([&] { m(randn({1, 5, 3, 8}), q, q); }) ==
+        "query should be unbatched 2D or batched 3D tensor but received 4-D query tensor");
+  CHECK(error_of([&] { nn::MultiheadAttention(8, 3); }) == "embed_dim must be divisible by num_heads");
+  CHECK(error_of([&] { F::scaled_dot_product_attention(q, q, q, Tensor<bool>(ones({5, 5}) > 0), 0.0, true); }) ==
+        "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
+  CHECK(error_of([] { nn::init::calculate_gain(kGELU); }) == "Unsupported nonlinearity gelu");
 }

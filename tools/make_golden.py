@@ -1400,6 +1400,78 @@ def nn_recurrent():
         run("rnn_cell", 57, lambda: nn.RNNCell(3, 4), [r(2, 3)], lambda m, x: m(x))
 
 
+def nn_attention():
+    """nn: scaled dot-product attention (PyTorch 2's semantics, written out in
+    1.13's operations), MultiheadAttention, TransformerEncoderLayer and
+    TransformerEncoder (initial weights, reprs, state_dict keys, outputs and
+    every gradient, float and double)."""
+    import math
+    import torch.nn as nn
+    torch.manual_seed(4)
+    mha = nn.MultiheadAttention(8, 2)
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), 2, norm=nn.LayerNorm(8))
+    save("nn_init_after_encoder", torch.rand(3))  # the encoder's copies drew nothing
+    with open(os.path.join(OUT, "nn_attention.txt"), "w") as out:
+        for key, m in [("mha", mha), ("encoder", enc)]:
+            out.write(f"=== {key}\n{m!r}\n" + "\n".join(m.state_dict().keys()) + "\n")
+            for name, t in m.state_dict().items():
+                save(f"nn_init_{key}_{name}", t)
+        out.write("=== end\n")
+
+    def sdpa(q, k, v, mask=None, causal=False):
+        s = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)
+        if causal:
+            s = s.masked_fill(torch.ones(q.shape[-2], k.shape[-2]).triu(1).bool(), float("-inf"))
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+        return torch.softmax(s, -1) @ v
+
+    def flat(*ts):
+        return torch.cat([t.flatten() for t in ts])
+
+    # Masks (saved as 0/1 doubles): no row masked entirely.
+    take = torch.tensor([[1, 0, 1, 1, 0, 1], [1, 1, 0, 0, 1, 1], [0, 1, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0]]).bool()
+    padding = torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 0, 0, 1]]).bool()
+    masked = torch.tensor([[0, 1, 0, 0, 1], [1, 0, 0, 1, 0], [0, 0, 1, 1, 1]]).bool()
+    for name, m in [("take", take), ("padding", padding), ("masked", masked)]:
+        save(f"nn_attn_mask_{name}", m.double())
+    causal = torch.zeros(5, 5).masked_fill(torch.ones(5, 5).triu(1).bool(), float("-inf"))
+
+    g = torch.Generator().manual_seed(61)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+        def fn(name, tensors, f):
+            _save_forward_backward(f"nn_attn_{tag}_{name}", tensors, f, g)
+
+        def run(name, seed, make, tensors, f):
+            torch.manual_seed(seed)
+            _save_module_case(f"nn_attn_{tag}_{name}", make().to(dtype), tensors, f, g)
+
+        fn("sdpa", [r(2, 3, 4, 5), r(2, 3, 6, 5), r(2, 3, 6, 7)], lambda q, k, v: sdpa(q, k, v))
+        fn("sdpa_bool_mask", [r(3, 4, 5), r(3, 6, 5), r(3, 6, 2)], lambda q, k, v: sdpa(q, k, v, take))
+        fn("sdpa_float_mask", [r(2, 4, 3), r(2, 6, 3), r(2, 6, 3), r(4, 6)], lambda q, k, v, m: sdpa(q, k, v, m))
+        fn("sdpa_causal", [r(2, 5, 4), r(2, 5, 4), r(2, 5, 3)], lambda q, k, v: sdpa(q, k, v, causal=True))
+        run("mha_self", 70, lambda: nn.MultiheadAttention(8, 2), [r(5, 3, 8)],
+            lambda m, x: flat(*m(x, x, x, key_padding_mask=padding)))
+        run("mha_cross_batch_first", 71, lambda: nn.MultiheadAttention(6, 3, batch_first=True),
+            [r(2, 4, 6), r(2, 5, 6), r(2, 5, 6), r(4, 5)],
+            lambda m, q, k, v, mask: flat(*m(q, k, v, attn_mask=mask, average_attn_weights=False)))
+        run("mha_unbatched_bool_mask", 72, lambda: nn.MultiheadAttention(4, 1, bias=False), [r(3, 4), r(5, 4)],
+            lambda m, q, kv: m(q, kv, kv, attn_mask=masked, need_weights=False)[0])
+        run("encoder_layer", 73, lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0), [r(5, 3, 8)],
+            lambda m, x: m(x, src_mask=causal.to(dtype)))
+        run("encoder_layer_norm_first_gelu", 74,
+            lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True,
+                                               norm_first=True),
+            [r(3, 5, 8)], lambda m, x: m(x, src_key_padding_mask=padding))
+        run("encoder", 75,
+            lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0), 2,
+                                          norm=nn.LayerNorm(8)),
+            [r(4, 2, 8)], lambda m, x: m(x))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1425,4 +1497,5 @@ if __name__ == "__main__":
     nn_more_losses()
     nn_resample()
     nn_recurrent()
+    nn_attention()
     print("golden files written to", os.path.normpath(OUT))

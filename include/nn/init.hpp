@@ -17,8 +17,9 @@
 
 namespace tsr::nn::init {
 
-// The nonlinearities calculate_gain knows (libtorch's torch::kReLU, ...).
-enum class Nonlinearity { Linear, Conv1D, Conv2D, Conv3D, ConvTranspose1D, ConvTranspose2D, ConvTranspose3D, Sigmoid, Tanh, ReLU, LeakyReLU, SELU };
+// The nonlinearities calculate_gain knows (libtorch's torch::kReLU, ...), and GELU,
+// which a transformer layer takes as its activation.
+enum class Nonlinearity { Linear, Conv1D, Conv2D, Conv3D, ConvTranspose1D, ConvTranspose2D, ConvTranspose3D, Sigmoid, Tanh, ReLU, LeakyReLU, SELU, GELU };
 enum class FanMode { FanIn, FanOut };
 
 // The recommended gain for a nonlinearity; `param` is leaky_relu's negative
@@ -32,6 +33,7 @@ inline double calculate_gain(Nonlinearity nonlinearity, std::optional<double> pa
       return std::sqrt(2.0 / (1 + slope * slope));
     }
     case Nonlinearity::SELU: return 3.0 / 4;
+    case Nonlinearity::GELU: throw ValueError("Unsupported nonlinearity gelu");  // as PyTorch: no recommended gain
     default: return 1;  // linear, convolutions, sigmoid
   }
 }
@@ -221,4 +223,5 @@ inline constexpr auto kTanh = nn::init::Nonlinearity::Tanh;
 inline constexpr auto kReLU = nn::init::Nonlinearity::ReLU;
 inline constexpr auto kLeakyReLU = nn::init::Nonlinearity::LeakyReLU;
 inline constexpr auto kSELU = nn::init::Nonlinearity::SELU;
+inline constexpr auto kGELU = nn::init::Nonlinearity::GELU;  // a transformer layer's activation
 }  // namespace tsr

@@ -19,3 +19,5 @@
 #include "embedding.hpp"
 #include "resample.hpp"
 #include "rnn.hpp"
+#include "attention.hpp"
+#include "transformer.hpp"
