@@ -384,15 +384,22 @@ auto linear(const X& x, const W& w) {
   const Tensor<T> tw(w);
   return matmul(Tensor<T>(x), tw.dim() == 2 ? tw.t() : tw);
 }
-// With a bias: one addmm for a matrix x (the bias is the product's starting
-// value), a product and a fused add otherwise.
+// With a bias: one addmm (the bias is the product's starting value) for a
+// matrix x, and for a batch of them folded into one (..., in) -> (rows, in);
+// a product and a fused add otherwise.
 template <Expression X, Expression W, Expression Bias>
 auto linear(const X& x, const W& w, const Bias& b) {
   detail::check_matmul_types<X, Bias>();
   using T = detail::matmul_value_t<X, W>;
   const Tensor<T> tx(x), tw(w);
   if (tx.dim() == 2 && tw.dim() == 2) return addmm(b, tx, tw.t());
-  return Tensor<T>(linear(tx, tw) + b);
+  const Tensor<T> tb(b);
+  if (tx.dim() > 2 && tw.dim() == 2 && tb.dim() <= 1 && tx.size(-1) == tw.size(1)) {
+    Shape shape(tx.sizes().begin(), tx.sizes().end() - 1);
+    shape.push_back(tw.size(0));
+    return addmm(tb, tx.reshape({-1, tx.size(-1)}), tw.t()).view(shape);
+  }
+  return Tensor<T>(linear(tx, tw) + tb);
 }
 
 }  // namespace tsr

@@ -67,7 +67,15 @@ struct OpRule<tag::Matmul> {
         if (need_b) {
           Shape bm_sizes = b_sizes;
           if (bm_sizes.size() == 1) bm_sizes.push_back(1);
-          out[1] = sum_to(product(am.transpose(-1, -2), g2, b_by_columns), bm_sizes).reshape(b_sizes).impl_ptr();
+          if (a_sizes.size() >= 3 && b_sizes.size() == 2) {
+            // A batch of rows times one matrix (a Linear on a sequence): db is
+            // one product over all the rows, not a product per batch entry
+            // summed afterwards.
+            const Tensor<T> rows = am.reshape({-1, am.size(-1)}), grads = g2.reshape({-1, g2.size(-1)});
+            out[1] = product(rows.t(), grads, b_by_columns).impl_ptr();
+          } else {
+            out[1] = sum_to(product(am.transpose(-1, -2), g2, b_by_columns), bm_sizes).reshape(b_sizes).impl_ptr();
+          }
         }
         return out;
       }
