@@ -2,9 +2,15 @@
 // on 2 threads. A step is the forward, cross-entropy, backward, an SGD
 // update of every parameter written in the bench (under no-grad), and the
 // gradients set to none:
-//   (a) MLP 784-256-10 (Linear, ReLU, Linear), batch 64 and batch 1;
+//   (a) MLP 784-256-10 (Linear, ReLU, Linear), batch 64 and batch 1, as a
+//       Sequential and as the compile-time nn::Static;
 //   (b) the small CNN (Conv2d 1->16 5x5 pad 2, ReLU, MaxPool 2, Conv2d 16->32
-//       5x5 pad 2, ReLU, MaxPool 2, Flatten, Linear 1568->10), batch 64.
+//       5x5 pad 2, ReLU, MaxPool 2, Flatten, Linear 1568->10), batch 64;
+// and a forward and backward (of the output's sum, every parameter's
+// gradient, then set to none) of
+//   (c) LSTM, 1 layer, input 128, hidden 256, sequence 50, batch 16;
+//   (d) TransformerEncoderLayer, d_model 256, 4 heads (feed-forward 2048,
+//       dropout 0.1, training mode), sequence 128, batch 8.
 // Measured in turns of several steps each (see in_turns). Environment:
 // BENCH_ONLY=tessera|libtorch runs one side alone; BENCH_TORCH_THREADS and
 // BENCH_BLAS_THREADS override libtorch's and OpenBLAS's thread counts.
@@ -29,7 +35,20 @@ void tessera_step(Model& model, const Tensor<float>& x, const Tensor<int64_t>& l
   }
 }
 
+// The output's sum, backward, and the gradients set to none.
+template <class Model>
+void tessera_backward(Model& model, const Tensor<float>& out) {
+  sum(out).backward();
+  for (auto& p : model->parameters()) p.template as<float>().mutable_grad() = {};
+}
+
 #ifdef TSR_BENCH_TORCH
+template <class Model>
+void torch_backward(Model& model, const torch::Tensor& out) {
+  out.sum().backward();
+  for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
+}
+
 void torch_step(torch::nn::Sequential& model, const torch::Tensor& x, const torch::Tensor& labels, float lr) {
   const auto loss = torch::nn::functional::cross_entropy(model->forward(x), labels);
   loss.backward();
@@ -119,6 +138,12 @@ int main() {
                                  [&] { torch_step(theirs, tx, ty, 0.01f); });
     report(batch == 1 ? "(a) MLP 784-256-10 step, batch 1" : "(a) MLP 784-256-10 step, batch 64", a, b,
            batch == 1 ? "target >= 4x" : "target >= 1.3x");
+    // The same model defined at compile time.
+    nn::Static<nn::sized::Linear<784, 256>, nn::ReLU, nn::sized::Linear<256, 10>> fixed;
+    const auto [c, d] = in_turns(21, batch == 1 ? 100 : 20, [&] { tessera_step(fixed, x, y, 0.01f); },
+                                 [&] { torch_step(theirs, tx, ty, 0.01f); });
+    report(batch == 1 ? "(a) ... nn::Static, batch 1" : "(a) ... nn::Static, batch 64", c, d,
+           batch == 1 ? "target >= 4x" : "target >= 1.3x");
   }
   {
     auto ours = tessera_cnn();
@@ -131,6 +156,24 @@ int main() {
     const auto ty = torch::from_blob(const_cast<int64_t*>(y.data_ptr()), {64}, torch::kLong).clone();
     const auto [a, b] = in_turns(11, 3, [&] { tessera_step(ours, x, y, 0.01f); }, [&] { torch_step(theirs, tx, ty, 0.01f); });
     report("(b) small CNN step, batch 64", a, b, "target >= 1.0x");
+  }
+  {
+    nn::LSTM ours(128, 256);
+    torch::nn::LSTM theirs(torch::nn::LSTMOptions(128, 256));
+    const Tensor<float> x = randn({50, 16, 128});
+    const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {50, 16, 128}).clone();
+    const auto [a, b] = in_turns(11, 3, [&] { tessera_backward(ours, std::get<0>(ours(x))); },
+                                 [&] { torch_backward(theirs, std::get<0>(theirs->forward(tx))); });
+    report("(c) LSTM 128->256, seq 50, batch 16", a, b, "target >= 1.0x");
+  }
+  {
+    nn::TransformerEncoderLayer ours(256, 4);
+    torch::nn::TransformerEncoderLayer theirs(torch::nn::TransformerEncoderLayerOptions(256, 4));
+    const Tensor<float> x = randn({128, 8, 256});
+    const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {128, 8, 256}).clone();
+    const auto [a, b] = in_turns(11, 3, [&] { tessera_backward(ours, ours(x)); },
+                                 [&] { torch_backward(theirs, theirs->forward(tx)); });
+    report("(d) TransformerEncoderLayer 256/4, seq 128, b 8", a, b, "target >= 1.0x");
   }
   return 0;
 #endif

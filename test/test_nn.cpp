@@ -322,3 +322,72 @@ TEST_CASE("a small classifier trains with nn modules and cross-entropy") {
   const float accuracy = mean(cast<float>(argmax(model(x), 1) == labels)).item();
   CHECK(accuracy > 0.9f);
 }
+
+TEST_CASE("nn::Static: PyTorch's weights, names and printing; the same results as Sequential") {
+  // Built in order, a layer at a time, as PyTorch builds nn.Sequential: the
+  // same initial weights as Linear(5, 3) then Linear(3, 2, bias=False).
+  manual_seed(0);
+  nn::Static<nn::sized::Linear<5, 3>, nn::Tanh, nn::sized::Linear<3, 2, false>> small;
+  CHECK(bitwise_equal(small->at<0>().weight.as<float>(), test::golden<float>("nn_init_l1_weight")));
+  CHECK(bitwise_equal(small->at<0>().bias.as<float>(), test::golden<float>("nn_init_l1_bias")));
+  CHECK(bitwise_equal(small->at<2>().weight.as<float>(), test::golden<float>("nn_init_l2_weight")));
+  CHECK_FALSE(small->at<2>().bias.defined());
+  static_assert(decltype(small)::ImplType::size() == 3);
+
+  using MLP = nn::Static<nn::sized::Linear<6, 8>, nn::ReLU, nn::sized::Dropout<0.25>, nn::sized::LayerNorm<8>,
+                         nn::GELU, nn::sized::Linear<8, 3>, nn::Tanh>;
+  auto dynamic_mlp = [] {
+    nn::Sequential m(nn::Linear(6, 8));
+    m->push_back(nn::ReLU());
+    m->push_back(nn::Dropout(0.25));
+    m->push_back(nn::LayerNorm(nn::LayerNormOptions({8})));
+    m->push_back(nn::GELU());
+    m->push_back(nn::Linear(8, 3));
+    m->push_back(nn::Tanh());
+    return m;
+  };
+  manual_seed(1);
+  MLP fixed;
+  manual_seed(1);
+  nn::Sequential dynamic = dynamic_mlp();
+  std::ostringstream a, b;
+  a << fixed;
+  b << dynamic;
+  CHECK(a.str() == b.str());
+  CHECK(keys_of(fixed->state_dict()) == keys_of(dynamic->state_dict()));
+  CHECK(keys_of(fixed->named_parameters()) == "0.weight\n0.bias\n3.weight\n3.bias\n5.weight\n5.bias");
+  const auto fixed_state = fixed->state_dict(), dynamic_state = dynamic->state_dict();
+  for (std::size_t i = 0; i < fixed_state.size(); ++i)
+    CHECK(bitwise_equal(fixed_state[i].second.as<float>(), dynamic_state[i].second.as<float>()));
+
+  // Training mode: the same dropout draws, outputs and gradients (the fused
+  // ReLU-dropout pass and the separate ones round alike).
+  const auto x = randn({4, 6});
+  manual_seed(2);
+  const Tensor<float> yf = fixed(x);
+  manual_seed(2);
+  const Tensor<float> yd = dynamic(x);
+  CHECK(bitwise_equal(yf, yd));
+  const auto g = randn({4, 3});
+  yf.backward(g);
+  yd.backward(g);
+  for (std::size_t i = 0; i < 6; ++i)
+    check_close(fixed->parameters()[i].as<float>().grad(), dynamic->parameters()[i].as<float>().grad(), 1e-6, 1e-7,
+                "parameter gradient " + std::to_string(i));
+  // Evaluation: dropout is the identity, and the results do not change.
+  fixed->eval();
+  dynamic->eval();
+  CHECK(bitwise_equal(fixed(x), fixed(x)));
+  check_close(fixed(x), dynamic(x), 1e-6, 1e-7, "evaluation");
+
+  // A checkpoint moves from one form to the other.
+  manual_seed(3);
+  MLP other;
+  other->load_state_dict(dynamic->state_dict());
+  other->eval();
+  CHECK(bitwise_equal(other(x), fixed(x)));
+
+  // Double, and the Jacobian against finite differences.
+  fixed->to<double>();
+  CHECK(autograd::gradcheck([&](const std::vector<Tensor<double>>& v) { return fixed(v[0]); }, {randn<double>({3, 6})}));
+}

@@ -93,6 +93,13 @@ class ElementwiseImpl : public Module {
   std::string name() const override { return Fn::name; }
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
+    return lazy(x);
+  }
+  // The function on an expression, unevaluated: nn::Static strings the
+  // elementwise layers that follow one another into one expression, one
+  // pass (and one fused backward).
+  template <Expression E>
+  auto lazy(const E& x) const {
     return Fn{}(x);
   }
 };
@@ -168,7 +175,9 @@ class LeakyReLUImpl : public Module {
   std::string name() const override { return "LeakyReLU"; }
   std::string extra_repr() const override { return "negative_slope=" + detail::python_float_repr(options.negative_slope()); }
   template <detail::FloatElement T>
-  Tensor<T> forward(const Tensor<T>& x) const { return F::leaky_relu(x, options.negative_slope()); }
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const { return F::leaky_relu(x, options.negative_slope()); }
   LeakyReLUOptions options;
 };
 using LeakyReLU = ModuleHolder<LeakyReLUImpl>;
@@ -185,7 +194,9 @@ class ELUImpl : public Module {
   std::string name() const override { return "ELU"; }
   std::string extra_repr() const override { return "alpha=" + detail::python_float_repr(options.alpha()); }
   template <detail::FloatElement T>
-  Tensor<T> forward(const Tensor<T>& x) const { return F::elu(x, options.alpha()); }
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const { return F::elu(x, options.alpha()); }
   ELUOptions options;
 };
 using ELU = ModuleHolder<ELUImpl>;
@@ -207,7 +218,9 @@ class GELUImpl : public Module {
   std::string name() const override { return "GELU"; }
   std::string extra_repr() const override { return "approximate='" + options.approximate() + "'"; }
   template <detail::FloatElement T>
-  Tensor<T> forward(const Tensor<T>& x) const { return F::gelu(x, options.approximate() == "tanh"); }
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const { return F::gelu(x, options.approximate() == "tanh"); }
   GELUOptions options;
 };
 using GELU = ModuleHolder<GELUImpl>;
@@ -228,7 +241,9 @@ class SoftplusImpl : public Module {
     return "beta=" + detail::python_float_repr(options.beta()) + ", threshold=" + detail::python_float_repr(options.threshold());
   }
   template <detail::FloatElement T>
-  Tensor<T> forward(const Tensor<T>& x) const { return F::softplus(x, options.beta(), options.threshold()); }
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const { return F::softplus(x, options.beta(), options.threshold()); }
   SoftplusOptions options;
 };
 using Softplus = ModuleHolder<SoftplusImpl>;
@@ -251,7 +266,9 @@ class HardtanhImpl : public Module {
     return "min_val=" + detail::python_float_repr(options.min_val()) + ", max_val=" + detail::python_float_repr(options.max_val());
   }
   template <detail::FloatElement T>
-  Tensor<T> forward(const Tensor<T>& x) const { return F::hardtanh(x, options.min_val(), options.max_val()); }
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const { return F::hardtanh(x, options.min_val(), options.max_val()); }
   HardtanhOptions options;
 };
 using Hardtanh = ModuleHolder<HardtanhImpl>;

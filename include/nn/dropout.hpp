@@ -8,12 +8,16 @@
 #include "activation.hpp"  // python_float_repr
 #include "holder.hpp"
 
+namespace tsr::detail {
+inline void check_dropout_probability(double p) {
+  check<ValueError>(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+}
+}  // namespace tsr::detail
+
 namespace tsr::nn {
 
 struct DropoutOptions {
-  DropoutOptions(double p = 0.5) : p_(p) {  // NOLINT: implicit, nn::Dropout(0.2)
-    detail::check<ValueError>(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  }
+  DropoutOptions(double p = 0.5) : p_(p) { detail::check_dropout_probability(p); }  // NOLINT: implicit, nn::Dropout(0.2)
   DropoutOptions& p(double v) { return *this = DropoutOptions(v); }
   double p() const { return p_; }
 
@@ -21,16 +25,34 @@ struct DropoutOptions {
   double p_;
 };
 
+}  // namespace tsr::nn
+
+namespace tsr::detail {
+// What dropout multiplies by, unevaluated: each element kept (scaled by
+// 1 / (1 - p)) with probability 1 - p, as where(u < 1 - p, 1 / (1 - p), 0)
+// over uniform draws u; where nothing is dropped (evaluation, p = 0) or
+// everything is (p = 1), u is a 0-d zero and the same expression is 1 or 0.
+// One type whatever the case, so the multiply and the mask are one fused
+// pass, and its backward multiplies by the same mask.
+template <FloatElement T>
+auto dropout_mask(const Shape& sizes, double p, bool training) {
+  check_dropout_probability(p);
+  const bool active = training && p != 0 && p != 1;
+  const Tensor<T> u = active ? rand<T>(sizes) : zeros<T>({});
+  const T keep = active ? T(1 - p) : T(training && p == 1 ? 0 : 1);
+  const T scale = active ? T(1 / (1 - p)) : T(1);
+  return where(u < keep, scale, T(0));
+}
+}  // namespace tsr::detail
+
+namespace tsr::nn {
+
 namespace functional {
 template <detail::FloatElement T>
 Tensor<T> dropout(const Tensor<T>& x, double p = 0.5, bool training = true) {
-  detail::check<ValueError>(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  if (!training || p == 0) return x;
-  if (p == 1) return x * T(0);
-  // The scaled mask, then one fused multiply (its backward multiplies by
-  // the same mask).
-  const Tensor<T> mask = where(rand<T>(x.sizes()) < T(1 - p), T(1 / (1 - p)), T(0));
-  return x * mask;
+  detail::check_dropout_probability(p);
+  if (!training || p == 0) return x;  // nothing dropped: x itself, as PyTorch
+  return x * detail::dropout_mask<T>(x.sizes(), p, training);
 }
 }  // namespace functional
 namespace F = functional;
@@ -43,6 +65,12 @@ class DropoutImpl : public Module {
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
     return F::dropout(x, options.p(), is_training());
+  }
+  // x times the mask, unevaluated (nn::Static fuses it with the layers
+  // before it).
+  template <Expression E>
+  auto lazy(const E& x) const {
+    return x * detail::dropout_mask<typename E::value_type>(x.sizes(), options.p(), is_training());
   }
   DropoutOptions options;
 };

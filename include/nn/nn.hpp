@@ -21,3 +21,4 @@
 #include "rnn.hpp"
 #include "attention.hpp"
 #include "transformer.hpp"
+#include "static.hpp"
