@@ -302,3 +302,57 @@ TEST_CASE("init: Bilinear's and ConvTranspose2d's weights, dirac_ and orthogonal
     check_close(gram, eye<double>(gram.size(0)) * 4.0, 1e-12, 1e-12, "orthogonal_ Gram matrix");
   }
 }
+
+// Every layer's analytic Jacobian, for its input and its parameters (given
+// to the functional form as inputs), against finite differences in double.
+TEST_CASE("layers: gradcheck in double, inputs and parameters") {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<double>>;
+  using Fn = std::function<Tensor<double>(const V&)>;
+  manual_seed(11);
+  auto r = [](Shape s) { return randn<double>(s); };
+  const std::vector<std::tuple<const char*, Fn, V>> cases = {
+      {"linear", [](const V& v) { return F::linear(v[0], v[1], v[2]); }, {r({2, 3, 4}), r({5, 4}), r({5})}},
+      {"bilinear", [](const V& v) { return F::bilinear(v[0], v[1], v[2], v[3]); }, {r({3, 2}), r({3, 4}), r({2, 2, 4}), r({2})}},
+      {"conv1d", [](const V& v) { return F::conv1d(v[0], v[1], v[2], 2, 1, 1, 2); }, {r({2, 4, 7}), r({6, 2, 3}), r({6})}},
+      {"conv2d", [](const V& v) {
+         return F::conv2d(v[0], v[1], v[2], F::Conv2dFuncOptions().stride({2, 1}).padding({1, 0}).dilation({1, 2}).groups(2));
+       }, {r({2, 4, 5, 6}), r({2, 2, 3, 2}), r({2})}},
+      {"conv_transpose2d", [](const V& v) {
+         return F::conv_transpose2d(v[0], v[1], v[2], F::ConvTranspose2dFuncOptions().stride(2).padding(1).output_padding(1));
+       }, {r({1, 2, 3, 3}), r({2, 3, 3, 3}), r({3})}},
+      {"max_pool2d", [](const V& v) { return F::max_pool2d(v[0], nn::MaxPool2dOptions(3).stride(2).padding(1).ceil_mode(true)); }, {r({1, 2, 5, 6})}},
+      {"avg_pool2d", [](const V& v) {
+         return F::avg_pool2d(v[0], nn::AvgPool2dOptions(3).stride(2).padding(1).count_include_pad(false));
+       }, {r({1, 2, 5, 6})}},
+      {"max_pool1d", [](const V& v) { return F::max_pool1d(v[0], nn::MaxPool1dOptions(2)); }, {r({2, 3, 8})}},
+      {"avg_pool1d", [](const V& v) { return F::avg_pool1d(v[0], nn::AvgPool1dOptions(3).stride(2)); }, {r({2, 3, 8})}},
+      {"adaptive_avg_pool2d", [](const V& v) { return F::adaptive_avg_pool2d(v[0], {2, 3}); }, {r({1, 2, 5, 7})}},
+      {"adaptive_max_pool2d", [](const V& v) { return F::adaptive_max_pool2d(v[0], {2, 3}); }, {r({1, 2, 5, 7})}},
+      {"batch_norm", [](const V& v) { return F::batch_norm(v[0], zeros<double>({3}), ones<double>({3}), v[1], v[2], true, 0.1, 1e-5); },
+       {r({4, 3, 2}), r({3}), r({3})}},
+      {"layer_norm", [](const V& v) { return F::layer_norm(v[0], {4}, v[1], v[2]); }, {r({3, 4}), r({4}), r({4})}},
+      {"group_norm", [](const V& v) { return F::group_norm(v[0], 2, v[1], v[2]); }, {r({2, 4, 3}), r({4}), r({4})}},
+      // (Without padding_idx, whose row gets no gradient by definition.)
+      {"embedding", [](const V& v) { return F::embedding(tensor<int64_t>({1, 0, 3, 3}), v[0]); }, {r({4, 3})}},
+      {"pad_reflect", [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({2, 1, 1, 0}).mode(kReflect)); }, {r({1, 2, 3, 4})}},
+      {"pad_replicate", [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({2, 3}).mode(kReplicate)); }, {r({2, 2, 3})}},
+      {"interpolate_bilinear", [](const V& v) {
+         return F::interpolate(v[0], nn::InterpolateFuncOptions().size({5, 3}).mode(kBilinear).align_corners(true));
+       }, {r({1, 2, 3, 4})}},
+      {"interpolate_nearest", [](const V& v) {
+         return F::interpolate(v[0], nn::InterpolateFuncOptions().scale_factor({2.0, 1.5}).mode(kNearest));
+       }, {r({1, 1, 2, 2})}},
+      {"activations", [](const V& v) {
+         const Tensor<double>& x = v[0];
+         return Tensor<double>(F::elu(x) + F::selu(x) + F::gelu(x) + F::gelu(x, true) + F::silu(x) + F::mish(x) +
+                               F::softplus(x, 2.0) + F::leaky_relu(x, 0.2) + F::hardswish(x) + F::tanh(x) + F::sigmoid(x) +
+                               F::relu6(x * 4.0) + F::relu(x));
+       }, {r({3, 5})}},
+      {"softmax", [](const V& v) { return Tensor<double>(F::softmax(v[0], 1) + F::log_softmax(v[0], 0)); }, {r({3, 4})}},
+  };
+  for (const auto& [name, f, inputs] : cases) {
+    INFO(std::string(name));
+    CHECK(autograd::gradcheck(f, inputs));
+  }
+}
