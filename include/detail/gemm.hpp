@@ -177,11 +177,14 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
   }
 }
 
-// C[0:mr, 0:nr] = alpha * (packed A panel x packed B panel) + beta * C, where
+// C[0:mr, 0:nr] = alpha * (packed A panel x B panel) + beta * C, where
 // beta == 0 means C is not read (BLAS's rule: NaN in C does not propagate).
-template <class T>
-inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, MatSpan<T> c, int64_t mr,
-                         int64_t nr, T alpha, T beta) {
+// The B panel's NR values for one k are contiguous, and NR apart from the
+// next k's in a packed panel (aligned); B's row stride ldb apart where B is
+// read in place.
+template <class T, bool kPackedB>
+inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, MatSpan<T> c,
+                         int64_t mr, int64_t nr, T alpha, T beta) {
   using G = GemmKernel<T>;
   using B = typename G::Batch;
   constexpr int64_t MR = G::MR, NR = G::NR, W = G::W;
@@ -191,8 +194,10 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
   // products run instead of stalling on the write-back.
   if (mr == MR)
     for (int64_t i = 0; i < MR; ++i) __builtin_prefetch(c.p + i * c.rs, 1);
-  for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
-    const B b0 = B::load_aligned(b), b1 = B::load_aligned(b + W);
+  if constexpr (kPackedB) ldb = NR;
+  for (int64_t k = 0; k < kc; ++k, a += MR, b += ldb) {
+    const B b0 = kPackedB ? B::load_aligned(b) : B::load_unaligned(b);
+    const B b1 = kPackedB ? B::load_aligned(b + W) : B::load_unaligned(b + W);
 #pragma GCC unroll 12
     for (int64_t i = 0; i < MR; ++i) {
       const B ai(a[i]);
@@ -227,10 +232,25 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     }
 }
 
+// The B panels of one (kc x nc) step: packed, or read in place where B's
+// rows are contiguous (direct, with row stride ld), except a last panel
+// narrower than NR, which is always packed (zero-padded).
+template <class T>
+struct BPanels {
+  const T* packed;
+  const T* direct = nullptr;
+  int64_t ld = 0;
+  int64_t full_panels = 0;  // the panels read in place when direct
+  // Panel p's first element, or null where it is packed.
+  const T* in_place(int64_t p) const {
+    return direct != nullptr && p < full_panels ? direct + p * GemmKernel<T>::NR : nullptr;
+  }
+};
+
 // One thread's share of a (kc x nc) step: rows [m0, m1) x B panels [p0, p1),
 // A packed block by block into packed_a (mc x kc).
 template <class T>
-void gemm_block(MatView<T> a, const T* packed_b, T* packed_a, MatSpan<T> c, int64_t m0, int64_t m1, int64_t p0,
+void gemm_block(MatView<T> a, const BPanels<T>& b, T* packed_a, MatSpan<T> c, int64_t m0, int64_t m1, int64_t p0,
                 int64_t p1, int64_t kc, int64_t nc, T alpha, T beta) {
   using G = GemmKernel<T>;
   const int64_t mc_max = gemm_blocks<T>().mc;
@@ -239,10 +259,14 @@ void gemm_block(MatView<T> a, const T* packed_b, T* packed_a, MatSpan<T> c, int6
     pack_a(MatView<T>{a.p + ic * a.rs, a.rs, a.cs}, mc, kc, packed_a);
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t j = p * G::NR, nr = std::min(G::NR, nc - j);
-      const T* bp = packed_b + p * G::NR * kc;
-      for (int64_t i = 0; i < mc; i += G::MR)
-        micro_kernel(kc, packed_a + i * kc, bp, MatSpan<T>{&c(ic + i, j), c.rs, c.cs},
-                     std::min(G::MR, mc - i), nr, alpha, beta);
+      const T* const direct = b.in_place(p);
+      const T* const packed = b.packed + p * G::NR * kc;
+      for (int64_t i = 0; i < mc; i += G::MR) {
+        const MatSpan<T> tile{&c(ic + i, j), c.rs, c.cs};
+        const int64_t mr = std::min(G::MR, mc - i);
+        if (direct) micro_kernel<T, false>(kc, packed_a + i * kc, direct, b.ld, tile, mr, nr, alpha, beta);
+        else micro_kernel<T, true>(kc, packed_a + i * kc, packed, G::NR, tile, mr, nr, alpha, beta);
+      }
     }
   }
 }
@@ -398,6 +422,13 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
   T* const packed_b = pack_buffer_b().get<T>(2 * b_size);
   T* const packed_a = pack_buffer_a().get<T>(threads * a_size);
   SpinBarrier barrier(static_cast<int>(threads));
+  // B is read in place where its rows are contiguous and A has at most four
+  // MR-high panels: each B element is then read at most four times, where a
+  // packed copy costs a read and a write more (a convolution's patch matrix,
+  // 16 x 25 times 25 x 50176, spent as long packing as multiplying). With
+  // more A panels the packed copy pays: B's rows, often a power of two
+  // apart, fall into few L1 sets and would be evicted between panels.
+  const bool direct_b = b.cs == 1 && (m + G::MR - 1) / G::MR <= 4;
 
   auto region = [&](int64_t t) {
     int64_t step = 0;
@@ -408,8 +439,16 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
       for (int64_t pc = 0; pc < k; pc += blocks.kc, ++step) {
         const int64_t kc = std::min(blocks.kc, k - pc);
         T* const bblock = packed_b + (step % 2) * b_size;
-        pack_b(MatView<T>{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs}, kc, nc, panels * t / threads,
-               panels * (t + 1) / threads, bblock);
+        const MatView<T> bview{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs};
+        BPanels<T> bpanels{bblock};
+        int64_t pack0 = panels * t / threads, pack1 = panels * (t + 1) / threads;
+        if (direct_b) {
+          bpanels.direct = bview.p;
+          bpanels.ld = b.rs;
+          bpanels.full_panels = nc / G::NR;
+          pack0 = std::max(pack0, bpanels.full_panels);  // only a narrow last panel
+        }
+        if (pack0 < pack1) pack_b(bview, kc, nc, pack0, pack1, bblock);
         barrier.wait();
         const MatView<T> ablock{a.p + pc * a.cs, a.rs, a.cs};
         const MatSpan<T> cblock{c.p + jc * c.cs, c.rs, c.cs};
@@ -417,10 +456,10 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
         T* const my_a = packed_a + t * a_size;
         if (split_rows) {
           const int64_t m0 = row_units * t / threads * G::MR, m1 = std::min(m, row_units * (t + 1) / threads * G::MR);
-          if (m0 < m1) gemm_block(ablock, bblock, my_a, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta);
+          if (m0 < m1) gemm_block(ablock, bpanels, my_a, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta);
         } else {
           const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-          if (p0 < p1) gemm_block(ablock, bblock, my_a, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta);
+          if (p0 < p1) gemm_block(ablock, bpanels, my_a, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta);
         }
       }
     }
