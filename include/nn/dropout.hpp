@@ -12,6 +12,22 @@ namespace tsr::detail {
 inline void check_dropout_probability(double p) {
   check<ValueError>(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
 }
+
+// What dropout multiplies by, unevaluated: each element kept (scaled by
+// 1 / (1 - p)) with probability 1 - p, as where(u < 1 - p, 1 / (1 - p), 0)
+// over uniform draws u; where nothing is dropped (evaluation, p = 0) or
+// everything is (p = 1), u is a 0-d zero and the same expression is 1 or 0.
+// One type whatever the case, so the multiply and the mask are one fused
+// pass, and its backward multiplies by the same mask. (p is checked where it
+// is given: DropoutOptions, F::dropout.)
+template <FloatElement T>
+auto dropout_mask(const Shape& sizes, double p, bool training) {
+  const bool active = training && p != 0 && p != 1;
+  const Tensor<T> u = active ? rand<T>(sizes) : zeros<T>({});
+  const T keep = active ? T(1 - p) : T(training && p == 1 ? 0 : 1);
+  const T scale = active ? T(1 / (1 - p)) : T(1);
+  return where(u < keep, scale, T(0));
+}
 }  // namespace tsr::detail
 
 namespace tsr::nn {
@@ -24,28 +40,6 @@ struct DropoutOptions {
  private:
   double p_;
 };
-
-}  // namespace tsr::nn
-
-namespace tsr::detail {
-// What dropout multiplies by, unevaluated: each element kept (scaled by
-// 1 / (1 - p)) with probability 1 - p, as where(u < 1 - p, 1 / (1 - p), 0)
-// over uniform draws u; where nothing is dropped (evaluation, p = 0) or
-// everything is (p = 1), u is a 0-d zero and the same expression is 1 or 0.
-// One type whatever the case, so the multiply and the mask are one fused
-// pass, and its backward multiplies by the same mask.
-template <FloatElement T>
-auto dropout_mask(const Shape& sizes, double p, bool training) {
-  check_dropout_probability(p);
-  const bool active = training && p != 0 && p != 1;
-  const Tensor<T> u = active ? rand<T>(sizes) : zeros<T>({});
-  const T keep = active ? T(1 - p) : T(training && p == 1 ? 0 : 1);
-  const T scale = active ? T(1 / (1 - p)) : T(1);
-  return where(u < keep, scale, T(0));
-}
-}  // namespace tsr::detail
-
-namespace tsr::nn {
 
 namespace functional {
 template <detail::FloatElement T>
