@@ -124,12 +124,12 @@ bool blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T
 // C = alpha * A B + beta * C for any element type with a product.
 template <class T>
 void matmul_into(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c,
-                 bool parallel = true) {
+                 bool parallel = true, const Epilogue<T>& epi = {}) {
   if constexpr (std::is_floating_point_v<T>) {
 #if defined(TSR_USE_CBLAS)
-    if (blas_gemm(m, n, k, alpha, a, b, beta, c)) return;
+    if (blas_gemm(m, n, k, alpha, a, b, beta, c)) return apply_epilogue(c, m, n, epi);
 #endif
-    gemm(m, n, k, alpha, a, b, beta, c, parallel);
+    gemm(m, n, k, alpha, a, b, beta, c, parallel, epi);
   } else {
     using A = std::conditional_t<std::is_same_v<T, bfloat16>, float, T>;
     for (int64_t i = 0; i < m; ++i)
@@ -140,6 +140,7 @@ void matmul_into(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
         out = beta == T(0) ? static_cast<T>(static_cast<A>(alpha) * s)
                            : static_cast<T>(static_cast<A>(beta) * static_cast<A>(out) + static_cast<A>(alpha) * s);
       }
+    apply_epilogue(c, m, n, epi);
   }
 }
 

@@ -356,3 +356,131 @@ TEST_CASE("layers: gradcheck in double, inputs and parameters") {
     CHECK(autograd::gradcheck(f, inputs));
   }
 }
+
+// ----- activations fused into the product before them -------------------------------
+namespace F = nn::functional;
+
+// The model's output and every gradient, for sum(model(x) * weights).
+template <class T, class M>
+std::vector<Tensor<T>> outputs_and_gradients(M& model, const Tensor<T>& x_in, const Tensor<T>& r) {
+  Tensor<T> x = x_in.detach();
+  x.requires_grad_(true);
+  model->zero_grad();
+  const Tensor<T> out = model(x);
+  sum(out * r).backward();
+  std::vector<Tensor<T>> all{out, x.grad()};
+  for (auto& p : model->parameters()) all.push_back(p.template as<T>().grad());
+  return all;
+}
+
+template <class T, class Act>
+void check_fused_activation(const char* act_name, double rtol) {
+  INFO(act_name);
+  manual_seed(5);
+  // Shapes that reach every product path: packed tiles with ragged edges
+  // (37 x 33), few outputs (7: dot products), one output (a matrix-vector
+  // product), one row (batch 1), and a batch of sequences (3-D input).
+  const std::vector<std::pair<Shape, int64_t>> linear_cases = {
+      {{37, 20}, 33}, {{37, 20}, 7}, {{37, 20}, 1}, {{1, 20}, 33}, {{2, 5, 20}, 33}};
+  for (const auto& [shape, out_features] : linear_cases) {
+    INFO("Linear to " << out_features << " on " << shape);
+    for (const bool bias : {true, false}) {
+      nn::Linear linear(nn::LinearOptions(20, out_features).bias(bias));
+      if constexpr (std::is_same_v<T, double>) linear->to<double>();
+      nn::Sequential fused(linear, Act());  // one call: the activation in the product's epilogue
+      const Tensor<T> x = randn<T>(shape);
+      Shape out_shape = shape;
+      out_shape.back() = out_features;
+      const Tensor<T> r = randn<T>(out_shape);
+      const auto got = outputs_and_gradients(fused, x, r);
+      nn::Sequential apart(linear);  // the same Linear, its activation applied afterwards
+      auto reference = [&](const Tensor<T>& in) { return Tensor<T>(Act()(apart(in))); };
+      Tensor<T> xr = x.detach();
+      xr.requires_grad_(true);
+      linear->zero_grad();
+      const Tensor<T> want = reference(xr);
+      sum(want * r).backward();
+      check_close(got[0], want, rtol, rtol, "output");
+      check_close(got[1], xr.grad(), rtol, rtol, "input gradient");
+      check_close(got[2], linear->weight.as<T>().grad(), rtol, rtol, "weight gradient");
+      if (bias) check_close(got[3], linear->bias.as<T>().grad(), rtol, rtol, "bias gradient");
+    }
+  }
+  // Conv2d (one group: the product per image) followed by the activation.
+  for (const bool bias : {true, false}) {
+    INFO("Conv2d, bias " << bias);
+    nn::Conv2d conv(nn::Conv2dOptions(3, 5, 3).padding(1).stride({1, 2}).bias(bias));
+    if constexpr (std::is_same_v<T, double>) conv->to<double>();
+    nn::Sequential fused(conv, Act());
+    const Tensor<T> x = randn<T>({6, 3, 7, 8}), r = randn<T>({6, 5, 7, 4});
+    const auto got = outputs_and_gradients(fused, x, r);
+    Tensor<T> xr = x.detach();
+    xr.requires_grad_(true);
+    conv->zero_grad();
+    const Tensor<T> want = Act()(conv(xr));
+    sum(want * r).backward();
+    check_close(got[0], want, rtol, rtol, "output");
+    check_close(got[1], xr.grad(), rtol, rtol, "input gradient");
+    check_close(got[2], conv->weight.as<T>().grad(), rtol, rtol, "weight gradient");
+    if (bias) check_close(got[3], conv->bias.as<T>().grad(), rtol, rtol, "bias gradient");
+  }
+}
+
+TEST_CASE("Linear and Conv2d followed by ReLU, Tanh or Sigmoid: the fused forward and backward equal the layers apart") {
+  check_fused_activation<float, nn::ReLU>("ReLU", 1e-6);
+  check_fused_activation<float, nn::Tanh>("Tanh", 1e-5);
+  check_fused_activation<float, nn::Sigmoid>("Sigmoid", 1e-5);
+  check_fused_activation<double, nn::ReLU>("ReLU", 1e-13);
+  check_fused_activation<double, nn::Tanh>("Tanh", 1e-12);
+  check_fused_activation<double, nn::Sigmoid>("Sigmoid", 1e-12);
+  // ReLU in the epilogue is exact: the same values bit for bit.
+  manual_seed(2);
+  nn::Linear linear(64, 40);
+  const Tensor<float> x = randn({50, 64});
+  CHECK(bitwise_equal(nn::Sequential(linear, nn::ReLU())(x), Tensor<float>(F::relu(linear(x)))));
+  // The node names are the activations' (the product's node is behind them).
+  Tensor<float> xg = x.detach();
+  xg.requires_grad_(true);
+  CHECK(nn::Sequential(linear, nn::ReLU())(xg).grad_fn_name() == "ReluBackward0");
+  CHECK(nn::Sequential(linear, nn::Sigmoid())(xg).grad_fn_name() == "SigmoidBackward0");
+  nn::Static<nn::sized::Linear<64, 40>, nn::Tanh> fixed;
+  CHECK(fixed(xg).grad_fn_name() == "TanhBackward0");
+}
+
+TEST_CASE("fused layers and the per-image convolution: gradcheck and gradgradcheck in double") {
+  using V = std::vector<Tensor<double>>;
+  using Fn = std::function<Tensor<double>(const V&)>;
+  manual_seed(12);
+  auto r = [](Shape s) { return randn<double>(s); };
+  const auto conv = F::Conv2dFuncOptions().stride({2, 1}).padding({1, 2}).dilation({1, 2});
+  const std::vector<std::tuple<const char*, Fn, V>> cases = {
+      {"conv2d, one group", [=](const V& v) { return F::conv2d(v[0], v[1], v[2], conv); }, {r({5, 2, 5, 6}), r({3, 2, 3, 2}), r({3})}},
+      {"conv2d, unbatched", [](const V& v) { return F::conv2d(v[0], v[1]); }, {r({2, 4, 4}), r({3, 2, 2, 2})}},
+      {"conv2d + tanh", [=](const V& v) { return detail::conv2d_activated(v[0], v[1], v[2], conv, detail::Activation::tanh); },
+       {r({2, 2, 5, 6}), r({3, 2, 3, 2}), r({3})}},
+      {"linear + sigmoid", [](const V& v) { return detail::linear_activated(v[0], v[1], v[2], detail::Activation::sigmoid); },
+       {r({4, 3}), r({5, 3}), r({5})}},
+      {"linear + relu", [](const V& v) { return detail::linear_activated(v[0], v[1], Tensor<double>(), detail::Activation::relu); },
+       {r({2, 4, 3}), r({5, 3})}},
+      {"max_pool2d", [](const V& v) { return F::max_pool2d(v[0], nn::MaxPool2dOptions({2, 3}).stride(2).padding(1).dilation({2, 1})); },
+       {r({2, 2, 6, 7})}},
+  };
+  for (const auto& [name, f, inputs] : cases) {
+    INFO(std::string(name));
+    CHECK(autograd::gradcheck(f, inputs));
+    CHECK(autograd::gradgradcheck(f, inputs));
+  }
+}
+
+TEST_CASE("max_pool2d: ties go to the first element of the window, NaN wins, as PyTorch's") {
+  // Hand-checked: PyTorch scans each window row by row and moves to a later
+  // element only when it is larger or NaN.
+  Tensor<float> x = tensor<float>({1, 3, 3, 0, /**/ 3, 2, 0, NAN, /**/ 0, 0, 5, 5, /**/ 0, 0, 5, 5}).view({1, 1, 4, 4});
+  x.requires_grad_(true);
+  const Tensor<float> y = F::max_pool2d(x, nn::MaxPool2dOptions(2));
+  CHECK(y.view({4}).to_vector()[0] == 3.0f);
+  CHECK(std::isnan(y.view({4}).to_vector()[1]));
+  y.backward(ones<float>({1, 1, 2, 2}));
+  CHECK(x.grad().view({16}).to_vector() ==
+        std::vector<float>{0, 1, 0, 0, /**/ 0, 0, 0, 1, /**/ 1, 0, 1, 0, /**/ 0, 0, 0, 0});
+}

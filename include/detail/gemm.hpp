@@ -97,6 +97,29 @@ const GemmBlocks& gemm_blocks() {
   return blocks;
 }
 
+// Elementwise work on the product's output (a bias, an activation), done
+// on each register tile right after its last K step has stored it, while
+// the tile is still in L1, instead of as a pass over C afterwards. Type
+// erased, so that the GEMM is compiled once per element type whatever the
+// work: fn(state, p, cs, i, j, count) transforms C(i, j .. j + count - 1),
+// which starts at p with column stride cs. The work must depend only on the
+// element's value and position (paths that do not tile run it over the
+// whole of C after the product).
+template <class T>
+struct Epilogue {
+  void (*fn)(const void* state, T* p, int64_t cs, int64_t i, int64_t j, int64_t count) = nullptr;
+  const void* state = nullptr;
+  explicit operator bool() const { return fn != nullptr; }
+  void operator()(T* p, int64_t cs, int64_t i, int64_t j, int64_t count) const { fn(state, p, cs, i, j, count); }
+};
+
+// The epilogue over all of C (m x n), row by row.
+template <class T>
+void apply_epilogue(MatSpan<T> c, int64_t m, int64_t n, const Epilogue<T>& epi) {
+  if (epi)
+    for (int64_t i = 0; i < m; ++i) epi(&c(i, 0), c.cs, i, 0, n);
+}
+
 // A growable 64-byte aligned buffer, one per thread and purpose, so that
 // packing never allocates in steady state.
 class PackBuffer {
@@ -248,10 +271,11 @@ struct BPanels {
 };
 
 // One thread's share of a (kc x nc) step: rows [m0, m1) x B panels [p0, p1),
-// A packed block by block into packed_a (mc x kc).
+// A packed block by block into packed_a (mc x kc). epi: the epilogue, on
+// the last K step only (null otherwise), C's block starting at column jc.
 template <class T>
 void gemm_block(MatView<T> a, const BPanels<T>& b, T* packed_a, MatSpan<T> c, int64_t m0, int64_t m1, int64_t p0,
-                int64_t p1, int64_t kc, int64_t nc, T alpha, T beta) {
+                int64_t p1, int64_t kc, int64_t nc, T alpha, T beta, const Epilogue<T>* epi, int64_t jc) {
   using G = GemmKernel<T>;
   const int64_t mc_max = gemm_blocks<T>().mc;
   for (int64_t ic = m0; ic < m1; ic += mc_max) {
@@ -266,6 +290,8 @@ void gemm_block(MatView<T> a, const BPanels<T>& b, T* packed_a, MatSpan<T> c, in
         const int64_t mr = std::min(G::MR, mc - i);
         if (direct) micro_kernel<T, false>(kc, packed_a + i * kc, direct, b.ld, tile, mr, nr, alpha, beta);
         else micro_kernel<T, true>(kc, packed_a + i * kc, packed, G::NR, tile, mr, nr, alpha, beta);
+        if (epi)
+          for (int64_t r = 0; r < mr; ++r) (*epi)(&tile(r, 0), c.cs, ic + i + r, jc + j, nr);
       }
     }
   }
@@ -406,7 +432,7 @@ void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, i
 // (half the speed of a 64 x 784 x 256 product on 2 threads).
 template <class T>
 void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c,
-                 bool parallel) {
+                 bool parallel, const Epilogue<T>& epi = {}) {
   using G = GemmKernel<T>;
   GemmBlocks blocks = gemm_blocks<T>();
   // K in equal steps (784 = 3 x 262 rather than 2 x 384 + 16: a short last
@@ -454,12 +480,14 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
         const MatSpan<T> cblock{c.p + jc * c.cs, c.rs, c.cs};
         const T step_beta = pc == 0 ? beta : T(1);
         T* const my_a = packed_a + t * a_size;
+        const Epilogue<T>* const step_epi = epi && pc + kc == k ? &epi : nullptr;
         if (split_rows) {
           const int64_t m0 = row_units * t / threads * G::MR, m1 = std::min(m, row_units * (t + 1) / threads * G::MR);
-          if (m0 < m1) gemm_block(ablock, bpanels, my_a, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta);
+          if (m0 < m1)
+            gemm_block(ablock, bpanels, my_a, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta, step_epi, jc);
         } else {
           const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-          if (p0 < p1) gemm_block(ablock, bpanels, my_a, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta);
+          if (p0 < p1) gemm_block(ablock, bpanels, my_a, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta, step_epi, jc);
         }
       }
     }
@@ -484,25 +512,31 @@ int64_t padded_tiles(int64_t m, int64_t n) {
 
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c,
-          bool parallel = true) {
+          bool parallel = true, const Epilogue<T>& epi = {}) {
   if (m == 0 || n == 0) return;
-  if (k == 0) return scale_matrix(c, m, n, beta);
+  const MatSpan<T> ct{c.p, c.cs, c.rs};
+  // The paths that do not tile C run the epilogue over it afterwards.
+  auto untiled = [&](auto&& product) {
+    product();
+    apply_epilogue(c, m, n, epi);
+  };
+  if (k == 0) return untiled([&] { scale_matrix(c, m, n, beta); });
   // Column-major C: compute C^T = B^T A^T so the micro-kernel stores rows.
-  if (c.cs != 1 && c.rs == 1) return gemm(n, m, k, alpha, b.t(), a.t(), beta, MatSpan<T>{c.p, c.cs, c.rs}, parallel);
-  if (n == 1) return gemv(a, b.p, b.rs, c.p, c.rs, m, k, alpha, beta, parallel);
-  if (m == 1) return gemv(b.t(), a.p, a.cs, c.p, c.cs, n, k, alpha, beta, parallel);
-  if (k == 1) return outer(a, b, c, m, n, alpha, beta, parallel);
+  if (c.cs != 1 && c.rs == 1) return untiled([&] { gemm(n, m, k, alpha, b.t(), a.t(), beta, ct, parallel); });
+  if (n == 1) return untiled([&] { gemv(a, b.p, b.rs, c.p, c.rs, m, k, alpha, beta, parallel); });
+  if (m == 1) return untiled([&] { gemv(b.t(), a.p, a.cs, c.p, c.cs, n, k, alpha, beta, parallel); });
+  if (k == 1) return untiled([&] { outer(a, b, c, m, n, alpha, beta, parallel); });
   // Few columns (or rows), both operands contiguous along k: dot products.
   constexpr int64_t kFew = 16;
-  if (n < kFew && a.cs == 1 && b.rs == 1) return gemm_dots(a, b, c, m, n, k, alpha, beta, parallel);
+  if (n < kFew && a.cs == 1 && b.rs == 1) return untiled([&] { gemm_dots(a, b, c, m, n, k, alpha, beta, parallel); });
   if (m < kFew && a.cs == 1 && b.rs == 1)
-    return gemm_dots(b.t(), a.t(), MatSpan<T>{c.p, c.cs, c.rs}, n, m, k, alpha, beta, parallel);
+    return untiled([&] { gemm_dots(b.t(), a.t(), ct, n, m, k, alpha, beta, parallel); });
   // A narrow C (a 10-class output layer: 64 x 10) leaves most of an NR-wide
   // tile empty; its transpose fills the tiles, at the price of a strided
   // write-back, which pays when it computes less than 3/4 of the padding.
   if (4 * padded_tiles<T>(n, m) < 3 * padded_tiles<T>(m, n))
-    return gemm_packed(n, m, k, alpha, b.t(), a.t(), beta, MatSpan<T>{c.p, c.cs, c.rs}, parallel);
-  gemm_packed(m, n, k, alpha, a, b, beta, c, parallel);
+    return untiled([&] { gemm_packed(n, m, k, alpha, b.t(), a.t(), beta, ct, parallel); });
+  gemm_packed(m, n, k, alpha, a, b, beta, c, parallel, epi);
 }
 
 }  // namespace tsr::detail

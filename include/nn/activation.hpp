@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "fused_activation.hpp"
 #include "holder.hpp"
 
 namespace tsr::nn {
@@ -90,6 +91,12 @@ namespace tsr::nn {
 template <class Fn>
 class ElementwiseImpl : public Module {
  public:
+  // The activation a Linear or Conv2d before this module computes in its
+  // product's epilogue (none for most functions).
+  static constexpr detail::Activation fused_activation = [] {
+    if constexpr (requires { Fn::fused; }) return Fn::fused;
+    else return detail::Activation::none;
+  }();
   std::string name() const override { return Fn::name; }
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
@@ -107,6 +114,7 @@ class ElementwiseImpl : public Module {
 namespace activation_fn {
 struct ReLU {
   static constexpr const char* name = "ReLU";
+  static constexpr detail::Activation fused = detail::Activation::relu;
   template <class E> auto operator()(const E& x) const { return F::relu(x); }
 };
 struct ReLU6 {
@@ -135,10 +143,12 @@ struct Hardsigmoid {
 };
 struct Tanh {
   static constexpr const char* name = "Tanh";
+  static constexpr detail::Activation fused = detail::Activation::tanh;
   template <class E> auto operator()(const E& x) const { return F::tanh(x); }
 };
 struct Sigmoid {
   static constexpr const char* name = "Sigmoid";
+  static constexpr detail::Activation fused = detail::Activation::sigmoid;
   template <class E> auto operator()(const E& x) const { return F::sigmoid(x); }
 };
 }  // namespace activation_fn

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "fused_activation.hpp"
 #include "holder.hpp"
 
 namespace tsr::detail {
@@ -22,7 +23,9 @@ namespace tsr::nn {
 // Modules called one after another, each on the previous one's output:
 // Sequential(Linear(784, 256), ReLU(), Linear(256, 10)). A child is called
 // through its own forward for the element type the tensor has (a child
-// that has none for it fails with a clear error).
+// that has none for it fails with a clear error). A Linear or Conv2d
+// followed by a ReLU, Tanh or Sigmoid computes the activation in its
+// product's epilogue: one call for the two modules, the same result.
 class SequentialImpl : public Module {
  public:
   SequentialImpl() = default;
@@ -43,11 +46,22 @@ class SequentialImpl : public Module {
     auto ptr = detail::module_ptr(module);
     using Impl = typename decltype(ptr)::element_type;
     register_module(name, ptr);
-    steps_.push_back({ptr, &call<Impl>});
+    Step step{ptr, &call<Impl>, detail::fusable_activation<Impl>(), nullptr};
+    if constexpr (requires(Impl& i, const Tensor<float>& t) { i.forward_activated(t, detail::Activation::relu); })
+      step.call_activated = &call_activated<Impl>;
+    steps_.push_back(step);
   }
 
   AnyTensor forward_any(AnyTensor x) const {
-    for (const Step& s : steps_) x = s.call(*s.module, x);
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      const Step& s = steps_[i];
+      if (s.call_activated && i + 1 < steps_.size() && steps_[i + 1].activation != detail::Activation::none &&
+          (x.is<float>() || x.is<double>())) {
+        x = s.call_activated(*s.module, x, steps_[++i].activation);
+        continue;
+      }
+      x = s.call(*s.module, x);
+    }
     return x;
   }
   // The chain on x; the result has x's element type.
@@ -76,7 +90,16 @@ class SequentialImpl : public Module {
   struct Step {
     std::shared_ptr<Module> module;
     AnyTensor (*call)(Module&, const AnyTensor&);
+    detail::Activation activation;  // what this module is, where it can be fused into the product before it
+    AnyTensor (*call_activated)(Module&, const AnyTensor&, detail::Activation);  // null: cannot fuse one
   };
+  template <class Impl>
+  static AnyTensor call_activated(Module& m, const AnyTensor& x, detail::Activation act) {
+    return x.visit([&]<class T>(const Tensor<T>& t) -> AnyTensor {
+      if constexpr (detail::FloatElement<T>) return static_cast<Impl&>(m).forward_activated(t, act);
+      else detail::fail<Error>("Sequential: ", m.name(), " has no forward for a ", x.dtype_name(), " tensor");
+    });
+  }
   template <class Impl>
   static AnyTensor call(Module& m, const AnyTensor& x) {
     if constexpr (requires(Impl& i) { i.forward_any(x); }) {

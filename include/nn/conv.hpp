@@ -7,18 +7,27 @@
 // sum; their backward passes go through the matrix product's and the
 // reductions' own rules and the patch matrix's adjoint (col2im, which sums
 // each column back into the input). im2col and col2im are each other's
-// backward, so derivatives of any order work.
+// backward, so derivatives of any order work. A convolution with one group
+// builds the patch matrix one image at a time in a per-thread workspace
+// instead (conv2d_images), where it stays in cache.
 #pragma once
 #include <array>
+#include <atomic>
+#include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "fused_activation.hpp"
 #include "holder.hpp"
 #include "init.hpp"
 
 namespace tsr::autograd::tag {
 struct Im2col;
 struct Col2im;
+struct Conv2dImages;
+struct MaxPool2d;
 }  // namespace tsr::autograd::tag
 
 namespace tsr::detail {
@@ -73,6 +82,31 @@ void for_each_patch_run(const Window2d& g, int64_t channels, F&& f) {
       }
 }
 
+// One image's patch matrix: src (C, H, W) -> rows of dst, `width` apart.
+template <class T>
+void im2col_image(const T* src, const Window2d& g, int64_t channels, T fill, T* dst, int64_t width) {
+  for_each_patch_run(g, channels, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
+    T* o = dst + row * width + l;
+    if (at < 0) std::fill(o, o + count, fill);
+    else if (step == 1) std::copy(src + at, src + at + count, o);  // a stride-1 convolution: plain copies
+    else for (int64_t k = 0; k < count; ++k) o[k] = src[at + k * step];
+  });
+}
+// Its adjoint: src's rows (`width` apart) summed into one image dst (C, H, W).
+template <class T>
+void col2im_image(const T* src, int64_t width, const Window2d& g, int64_t channels, T* dst) {
+  for_each_patch_run(g, channels, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
+    if (at < 0) return;
+    const T* v = src + row * width + l;
+    if (step == 1) {
+      T* d = dst + at;
+      for (int64_t k = 0; k < count; ++k) d[k] += v[k];
+    } else {
+      for (int64_t k = 0; k < count; ++k) dst[at + k * step] += v[k];
+    }
+  });
+}
+
 template <class T>
 Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill) {
   const Tensor<T> in = x.contiguous();
@@ -81,15 +115,7 @@ Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill) {
   const T* src = in.data_ptr();
   T* dst = out.data_ptr();
   ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const T* s = src + b * c * g.h * g.w;
-      T* d = dst + b * cols;
-      for_each_patch_run(g, c, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
-        T* o = d + row * width + l;
-        if (at < 0) std::fill(o, o + count, fill);
-        else for (int64_t k = 0; k < count; ++k) o[k] = s[at + k * step];
-      });
-    }
+    for (int64_t b = b0; b < b1; ++b) im2col_image(src + b * c * g.h * g.w, g, c, fill, dst + b * cols, width);
   });
   record_op<autograd::tag::Im2col>(out, x, g);
   return out;
@@ -103,15 +129,7 @@ Tensor<T> col2im(const Tensor<T>& cols_in, const Window2d& g, int64_t channels) 
   const T* src = in.data_ptr();
   T* dst = out.data_ptr();
   ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const T* s = src + b * cols;
-      T* d = dst + b * channels * g.h * g.w;
-      for_each_patch_run(g, channels, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
-        if (at < 0) return;
-        const T* v = s + row * width + l;
-        for (int64_t k = 0; k < count; ++k) d[at + k * step] += v[k];
-      });
-    }
+    for (int64_t b = b0; b < b1; ++b) col2im_image(src + b * cols, width, g, channels, dst + b * channels * g.h * g.w);
   });
   record_op<autograd::tag::Col2im>(out, cols_in, g, channels);
   return out;
@@ -141,6 +159,147 @@ struct OpRule<tag::Col2im> {
       std::vector<GradRef> backward(const Tensor<T>& grad) const { return {detail::im2col(grad, g, T(0)).impl_ptr()}; }
     };
     set_rule(out, "Col2ImBackward0", Rule{g}, {detail::gradient_edge(cols)});
+  }
+};
+}  // namespace tsr::autograd
+
+namespace tsr::detail {
+
+// Per-thread workspaces for one image's patch matrix and its gradient.
+inline PackBuffer& conv_workspace(int which) {
+  thread_local PackBuffer buffers[2];
+  return buffers[which];
+}
+
+// Runs work(u0, u1, parallel_products) over units [0, n): the threads take
+// one unit at a time until none is left, or, with fewer units than threads
+// (one image), this thread runs them with the products parallel inside.
+// Taken one at a time, not in fixed shares, because a unit's result does not
+// depend on the thread that computes it, and a thread the system holds back
+// for a while (another program's threads on these cores) then delays the
+// step by a unit, not by its whole share.
+template <class F>
+void for_units(int64_t n, const F& work) {
+  ThreadPool& pool = ThreadPool::instance();
+  const int64_t threads = pool.team_size();
+  if (n < threads) return work(0, n, true);
+  std::atomic<int64_t> next{0};
+  pool.parallel_for(threads, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      for (int64_t u = next.fetch_add(1, std::memory_order_relaxed); u < n; u = next.fetch_add(1, std::memory_order_relaxed))
+        work(u, u + 1, false);
+  });
+}
+
+// conv2d with one group, image by image: each image's patch matrix (C kh kw
+// x oh ow; 313 KB for 16 channels of 5 x 5 over 14 x 14, so in L2) is built
+// in a per-thread workspace and multiplied by the weights straight into the
+// image's (O, oh, ow) block of the output, with the bias and the activation
+// in the product's epilogue. Neither the whole batch's patch matrix (N times
+// larger) nor a pre-activation is written to memory, and nothing needs
+// reordering afterwards; the backward builds each image's patches again.
+template <class T>
+Tensor<T> conv2d_images(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias, const Window2d& g,
+                        Activation act) {
+  const Tensor<T> xc = x.contiguous(), w = weight.reshape({weight.size(0), -1}).contiguous();
+  const Tensor<T> bc = bias.defined() ? bias.contiguous() : Tensor<T>();
+  const int64_t c = x.size(1), o = w.size(0), k = w.size(1), l = g.oh * g.ow, plane = c * g.h * g.w;
+  auto out = Tensor<T>::allocate({x.size(0), o, g.oh, g.ow});
+  const BiasActivation<T> work{bc.defined() ? bc.data_ptr() : nullptr, act};
+  const Epilogue<T> epi = epilogue_of(work);
+  const T* px = xc.data_ptr();
+  const T* pw = w.data_ptr();
+  T* po = out.data_ptr();
+  for_units(x.size(0), [&](int64_t b0, int64_t b1, bool parallel) {
+    T* cols = conv_workspace(0).get<T>(k * l);
+    for (int64_t b = b0; b < b1; ++b) {
+      im2col_image(px + b * plane, g, c, T(0), cols, l);
+      matmul_into(o, l, k, T(1), MatView<T>{pw, k, 1}, MatView<T>{cols, l, 1}, T(0), MatSpan<T>{po + b * o * l, l, 1},
+                  parallel, epi);
+    }
+  });
+  if (act == Activation::none) {
+    record_op<autograd::tag::Conv2dImages>(out, x, weight, bias, g);
+  } else {
+    const Tensor<T> pre = out.detach();  // see linear_activated
+    record_op<autograd::tag::Conv2dImages>(pre, x, weight, bias, g);
+    record_activation(out, pre, act);
+  }
+  return out;
+}
+
+// The gradients of conv2d_images. Image by image as the forward: the input
+// gradient is W^T g_b in a workspace, summed into place by col2im; the weight
+// gradient sums g_b P_b^T over the images in fixed chunks (each chunk in
+// order, then the chunks in order), so the result does not depend on the
+// thread count.
+template <class T>
+void conv2d_images_backward(const Tensor<T>& grad, const Tensor<T>& x, const Tensor<T>& weight, const Shape& w_sizes,
+                            const Window2d& g, Tensor<T>* dx, Tensor<T>* dw) {
+  constexpr int64_t kChunk = 4;
+  const Tensor<T> gc = grad.contiguous();
+  const int64_t n = gc.size(0), o = gc.size(1), l = g.oh * g.ow;
+  const int64_t c = w_sizes[1], k = c * g.kh * g.kw, plane = c * g.h * g.w;
+  const Tensor<T> xc = dw ? x.contiguous() : Tensor<T>();
+  const Tensor<T> w = dx ? weight.reshape({o, k}).contiguous() : Tensor<T>();
+  if (dx) *dx = zeros<T>({n, c, g.h, g.w});
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const Tensor<T> partial = dw ? Tensor<T>::allocate({chunks, o, k}) : Tensor<T>();
+  for_units(chunks, [&](int64_t c0, int64_t c1, bool parallel) {
+    T* cols = conv_workspace(0).get<T>(k * l);
+    T* dcols = dx ? conv_workspace(1).get<T>(k * l) : nullptr;
+    for (int64_t chunk = c0; chunk < c1; ++chunk)
+      for (int64_t b = chunk * kChunk; b < std::min(n, (chunk + 1) * kChunk); ++b) {
+        const T* gb = gc.data_ptr() + b * o * l;
+        if (dw) {
+          im2col_image(xc.data_ptr() + b * plane, g, c, T(0), cols, l);
+          matmul_into(o, k, l, T(1), MatView<T>{gb, l, 1}, MatView<T>{cols, 1, l}, b == chunk * kChunk ? T(0) : T(1),
+                      MatSpan<T>{partial.data_ptr() + chunk * o * k, k, 1}, parallel);
+        }
+        if (dx) {
+          matmul_into(k, l, o, T(1), MatView<T>{w.data_ptr(), 1, k}, MatView<T>{gb, l, 1}, T(0),
+                      MatSpan<T>{dcols, l, 1}, parallel);
+          col2im_image(dcols, l, g, c, dx->data_ptr() + b * plane);
+        }
+      }
+  });
+  if (dw) *dw = sum(partial, 0).view(w_sizes);
+}
+
+}  // namespace tsr::detail
+
+namespace tsr::autograd {
+template <>
+struct OpRule<tag::Conv2dImages> {
+  template <class T>
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias,
+                     const detail::Window2d& g) {
+    struct Rule {
+      SavedTensor<T> x, w;  // each kept when the other needs a gradient
+      Shape w_sizes;
+      detail::Window2d g;
+      bool need_x, need_w, need_b;
+      std::vector<GradRef> backward(const Tensor<T>& grad) const {
+        Tensor<T> dx, dw, db;
+        const Tensor<T> xt = need_w ? x.get() : Tensor<T>(), wt = need_x ? w.get() : Tensor<T>();
+        if (detail::grad_mode_flag()) {
+          // A recorded backward (create_graph): the same products through
+          // recorded ops, over the whole batch's patch matrix.
+          const int64_t o = grad.size(1);
+          const Tensor<T> g2 = grad.permute({1, 0, 2, 3}).reshape({o, -1});
+          if (need_x) dx = detail::col2im(mm(wt.reshape({o, -1}).t(), g2), g, w_sizes[1]);
+          if (need_w) dw = mm(g2, detail::im2col(xt, g, T(0)).t()).view(w_sizes);
+        } else {
+          detail::conv2d_images_backward(grad, xt, wt, w_sizes, g, need_x ? &dx : nullptr, need_w ? &dw : nullptr);
+        }
+        if (need_b) db = sum(grad, Shape{0, 2, 3});
+        return {ref(dx), ref(dw), ref(db)};
+      }
+    };
+    auto ex = detail::gradient_edge(x), ew = detail::gradient_edge(weight), eb = detail::gradient_edge(bias);
+    Rule rule{ew ? SavedTensor<T>(x) : SavedTensor<T>(), ex ? SavedTensor<T>(weight) : SavedTensor<T>(),
+              weight.sizes(), g, ex != nullptr, ew != nullptr, eb != nullptr};
+    set_rule(out, "ConvolutionBackward0", std::move(rule), {std::move(ex), std::move(ew), std::move(eb)});
   }
 };
 }  // namespace tsr::autograd
@@ -235,52 +394,71 @@ struct Conv2dFuncOptions {
   int64_t groups_ = 1;
 };
 
+}  // namespace functional
+}  // namespace tsr::nn
+
+namespace tsr::detail {
+// act(conv2d(x, weight, bias)): with one group, the activation in the
+// product's epilogue.
+template <FloatElement T>
+Tensor<T> conv2d_activated(const Tensor<T>& x_in, const Tensor<T>& weight, const Tensor<T>& bias,
+                           const nn::functional::Conv2dFuncOptions& o, Activation act) {
+  check(x_in.dim() == 3 || x_in.dim() == 4, "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ",
+                x_in.sizes());
+  const bool unbatched = x_in.dim() == 3;
+  const Tensor<T> x = unbatched ? x_in.unsqueeze(0) : x_in;
+  check(weight.dim() == 4, "weight should have 4 dimensions, got ", weight.sizes());
+  const int64_t n = x.size(0), c = x.size(1), out_ch = weight.size(0), groups = o.groups_;
+  check(groups > 0, "non-positive groups is not supported");
+  check(c == weight.size(1) * groups, "Given groups=", groups, ", weight of size ", weight.sizes(),
+                ", expected input", x_in.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", c,
+                " channels instead");
+  check(out_ch % groups == 0, "out_channels must be divisible by groups");
+  Window2d g{weight.size(2), weight.size(3), o.stride_[0], o.stride_[1], o.padding_[0], o.padding_[1],
+                     o.dilation_[0], o.dilation_[1], x.size(2), x.size(3), 0, 0};
+  check(g.sh > 0 && g.sw > 0, "non-positive stride is not supported");
+  check(g.dh > 0 && g.dw > 0, "dilation should be greater than zero");
+  int64_t bottom = g.top, right = g.left;
+  if (o.same_) {
+    check(g.sh == 1 && g.sw == 1, "padding='same' is not supported for strided convolutions");
+    const int64_t th = g.dh * (g.kh - 1), tw = g.dw * (g.kw - 1);
+    g.top = th / 2, bottom = th - g.top, g.left = tw / 2, right = tw - g.left;  // extra on the far side, as PyTorch
+  }
+  const int64_t span_h = g.h + g.top + bottom - g.dh * (g.kh - 1), span_w = g.w + g.left + right - g.dw * (g.kw - 1);
+  check(span_h > 0 && span_w > 0, "Calculated padded input size per channel: (", g.h + g.top + bottom, " x ",
+                g.w + g.left + right, "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
+                "). Kernel size can't be greater than actual input size");
+  g.oh = (span_h - 1) / g.sh + 1;
+  g.ow = (span_w - 1) / g.sw + 1;
+  if (bias.defined())
+    check(bias.dim() == 1 && bias.numel() == out_ch, "bias should have ", out_ch, " elements, got ", bias.sizes());
+  if (groups == 1) {
+    const Tensor<T> out = conv2d_images(x, weight, bias, g, act);
+    return unbatched ? out.squeeze(0) : out;
+  }
+  const Tensor<T> cols = im2col(x, g, T(0));  // (C kh kw, N L)
+  const int64_t k = (c / groups) * g.kh * g.kw, l = g.oh * g.ow;
+  // Groups: one product for the whole batch per group, (O / G, K) x (K, N L).
+  Tensor<T> out =
+      matmul(weight.reshape({groups, out_ch / groups, k}), cols.view({groups, k, n * l})).reshape({out_ch, n * l});
+  const Tensor<T> nchw = out.view({out_ch, n, g.oh, g.ow}).permute({1, 0, 2, 3});
+  // The bias added in the pass that lays the result out as (N, O, H, W).
+  out = bias.defined() ? Tensor<T>(nchw + bias.view({1, out_ch, 1, 1})) : nchw.contiguous();
+  out = activate(out, act);
+  return unbatched ? out.squeeze(0) : out;
+}
+
+}  // namespace tsr::detail
+
+namespace tsr::nn {
+namespace functional {
+
 // 2-D convolution (cross-correlation, as PyTorch's): x (N, C, H, W) or
 // (C, H, W), weight (O, C / groups, kh, kw), bias (O) or undefined.
 template <detail::FloatElement T>
 Tensor<T> conv2d(const Tensor<T>& x_in, const Tensor<T>& weight, const Tensor<T>& bias = {},
                  const Conv2dFuncOptions& o = {}) {
-  detail::check(x_in.dim() == 3 || x_in.dim() == 4, "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ",
-                x_in.sizes());
-  const bool unbatched = x_in.dim() == 3;
-  const Tensor<T> x = unbatched ? x_in.unsqueeze(0) : x_in;
-  detail::check(weight.dim() == 4, "weight should have 4 dimensions, got ", weight.sizes());
-  const int64_t n = x.size(0), c = x.size(1), out_ch = weight.size(0), groups = o.groups_;
-  detail::check(groups > 0, "non-positive groups is not supported");
-  detail::check(c == weight.size(1) * groups, "Given groups=", groups, ", weight of size ", weight.sizes(),
-                ", expected input", x_in.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", c,
-                " channels instead");
-  detail::check(out_ch % groups == 0, "out_channels must be divisible by groups");
-  detail::Window2d g{weight.size(2), weight.size(3), o.stride_[0], o.stride_[1], o.padding_[0], o.padding_[1],
-                     o.dilation_[0], o.dilation_[1], x.size(2), x.size(3), 0, 0};
-  detail::check(g.sh > 0 && g.sw > 0, "non-positive stride is not supported");
-  detail::check(g.dh > 0 && g.dw > 0, "dilation should be greater than zero");
-  int64_t bottom = g.top, right = g.left;
-  if (o.same_) {
-    detail::check(g.sh == 1 && g.sw == 1, "padding='same' is not supported for strided convolutions");
-    const int64_t th = g.dh * (g.kh - 1), tw = g.dw * (g.kw - 1);
-    g.top = th / 2, bottom = th - g.top, g.left = tw / 2, right = tw - g.left;  // extra on the far side, as PyTorch
-  }
-  const int64_t span_h = g.h + g.top + bottom - g.dh * (g.kh - 1), span_w = g.w + g.left + right - g.dw * (g.kw - 1);
-  detail::check(span_h > 0 && span_w > 0, "Calculated padded input size per channel: (", g.h + g.top + bottom, " x ",
-                g.w + g.left + right, "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
-                "). Kernel size can't be greater than actual input size");
-  g.oh = (span_h - 1) / g.sh + 1;
-  g.ow = (span_w - 1) / g.sw + 1;
-  const Tensor<T> cols = detail::im2col(x, g, T(0));  // (C kh kw, N L)
-  const int64_t k = (c / groups) * g.kh * g.kw, l = g.oh * g.ow;
-  // One product for the whole batch (per group): (O, K) x (K, N L).
-  Tensor<T> out;
-  if (groups == 1) out = mm(weight.reshape({out_ch, k}), cols);
-  else out = matmul(weight.reshape({groups, out_ch / groups, k}), cols.view({groups, k, n * l})).reshape({out_ch, n * l});
-  const Tensor<T> nchw = out.view({out_ch, n, g.oh, g.ow}).permute({1, 0, 2, 3});
-  if (bias.defined()) {  // the bias added in the pass that lays the result out as (N, O, H, W)
-    detail::check(bias.dim() == 1 && bias.numel() == out_ch, "bias should have ", out_ch, " elements, got ", bias.sizes());
-    out = nchw + bias.view({1, out_ch, 1, 1});
-  } else {
-    out = nchw.contiguous();
-  }
-  return unbatched ? out.squeeze(0) : out;
+  return detail::conv2d_activated(x_in, weight, bias, o, detail::Activation::none);
 }
 
 // 1-D convolution: x (N, C, L) or (C, L), weight (O, C / groups, k); the 2-D
@@ -394,11 +572,16 @@ class ConvImpl : public Module {
       return F::conv1d(x, weight.as<T>(), b, options.stride()[0], options.padding()[0], options.dilation()[0],
                        options.groups(), options.padding_same());
     } else {
-      auto o = F::Conv2dFuncOptions().stride(options.stride()).padding(options.padding()).dilation(options.dilation()).groups(
-          options.groups());
-      if (options.padding_same()) o.padding(PaddingMode::Same);
-      return F::conv2d(x, weight.as<T>(), b, o);
+      return F::conv2d(x, weight.as<T>(), b, func_options());
     }
+  }
+  // act(forward(x)), the activation computed in the product's epilogue
+  // (Sequential and nn::Static call this for a Conv2d followed by ReLU, Tanh
+  // or Sigmoid).
+  template <detail::FloatElement T>
+    requires(D == 2)
+  Tensor<T> forward_activated(const Tensor<T>& x, detail::Activation act) const {
+    return detail::conv2d_activated(x, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>(), func_options(), act);
   }
 
   ConvOptions<D> options;
@@ -406,6 +589,14 @@ class ConvImpl : public Module {
   AnyTensor& bias;
 
  private:
+  F::Conv2dFuncOptions func_options() const
+    requires(D == 2)
+  {
+    auto o = F::Conv2dFuncOptions().stride(options.stride()).padding(options.padding()).dilation(options.dilation()).groups(
+        options.groups());
+    if (options.padding_same()) o.padding(PaddingMode::Same);
+    return o;
+  }
   static Shape weight_shape(const ConvOptions<D>& o) {
     detail::check(o.in_channels() > 0 && o.out_channels() > 0, "in_channels and out_channels must be positive");
     detail::check(o.groups() > 0, "groups must be a positive integer");
@@ -554,7 +745,105 @@ Window2d pool_window(const Tensor<T>& x, const nn::PoolOptions<2>& o, const char
         "x", g.oh, "x", g.ow, "). Output size is too small");
   return g;
 }
+
+// Max pooling of x (P planes of H x W, contiguous) over the windows of g,
+// with the index in its plane (y W + x) of each maximum: PyTorch's
+// max_pool2d_with_indices, scanning each window row by row, a later element
+// winning only when larger or NaN. Planes are independent, so the threads
+// take whole planes.
+template <class T>
+std::pair<Tensor<T>, Tensor<int64_t>> max_pool2d_indices(const Tensor<T>& x, const Window2d& g, int64_t planes) {
+  const Tensor<T> xc = x.contiguous();
+  auto out = Tensor<T>::allocate({planes, g.oh * g.ow});
+  auto idx = Tensor<int64_t>::allocate({planes, g.oh * g.ow});
+  const T* src = xc.data_ptr();
+  T* po = out.data_ptr();
+  int64_t* pi = idx.data_ptr();
+  // One output row at a time, tap by tap (in the window's row-major order),
+  // across the row's outputs: the outputs' running maxima are independent,
+  // where a window at a time would wait on each comparison before the next.
+  // The loop keeps the winning tap's number, a constant per tap, and the
+  // index in the plane is worked out once per output afterwards.
+  ThreadPool::instance().parallel_for(planes, [&](int64_t p0, int64_t p1) {
+    std::vector<int32_t> taps(static_cast<std::size_t>(g.ow));
+    std::vector<int64_t> tap_offsets;  // each tap's offset in the plane from the window's corner
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) tap_offsets.push_back(i * g.dh * g.w + j * g.dw);
+    int32_t* tap = taps.data();
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* in = src + p * g.h * g.w;
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        T* v = po + (p * g.oh + oy) * g.ow;
+        int64_t* at = pi + (p * g.oh + oy) * g.ow;
+        const int64_t top = oy * g.sh - g.top;  // the window's first row, maybe in the padding
+        int64_t i0 = 0;  // its first row inside the input
+        while (top + i0 * g.dh < 0) ++i0;
+        for (int64_t ox = 0; ox < g.ow; ++ox) {  // a window of -inf keeps its first element
+          int64_t j0 = 0;
+          while (ox * g.sw - g.left + j0 * g.dw < 0) ++j0;
+          v[ox] = -std::numeric_limits<T>::infinity();
+          tap[ox] = static_cast<int32_t>(i0 * g.kw + j0);
+        }
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t y = top + i * g.dh;
+          if (y < 0 || y >= g.h) continue;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t x0 = j * g.dw - g.left;  // the input column of ox = 0
+            const int64_t lo = x0 >= 0 ? 0 : std::min(g.ow, (-x0 + g.sw - 1) / g.sw);
+            const int64_t hi = x0 >= g.w ? lo : std::max(lo, std::min(g.ow, (g.w - x0 + g.sw - 1) / g.sw));
+            const T* row = in + y * g.w + x0;
+            const auto this_tap = static_cast<int32_t>(i * g.kw + j);
+            for (int64_t ox = lo; ox < hi; ++ox) {
+              const T e = row[ox * g.sw];
+              const bool take = (e > v[ox]) | (e != e);  // a later element wins only when larger, or NaN
+              v[ox] = take ? e : v[ox];
+              tap[ox] = take ? this_tap : tap[ox];
+            }
+          }
+        }
+        for (int64_t ox = 0; ox < g.ow; ++ox)
+          at[ox] = top * g.w + ox * g.sw - g.left + tap_offsets[static_cast<std::size_t>(tap[ox])];
+      }
+    }
+  });
+  record_op<autograd::tag::MaxPool2d>(out, x, idx, g, planes);
+  return {out, idx};
+}
+
 }  // namespace tsr::detail
+
+namespace tsr::autograd {
+// The gradient of each output goes to its window's maximum.
+template <>
+struct OpRule<tag::MaxPool2d> {
+  template <class T>
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<int64_t>& idx, const detail::Window2d& g,
+                     int64_t planes) {
+    struct Rule {
+      Tensor<int64_t> idx;
+      Shape x_sizes;
+      detail::Window2d g;
+      int64_t planes;
+      std::vector<GradRef> backward(const Tensor<T>& grad) const {
+        const int64_t area = g.h * g.w, l = g.oh * g.ow;
+        if (detail::grad_mode_flag())  // recorded (create_graph): a differentiable scatter
+          return {scatter_add(zeros<T>({planes, area}), 1, idx, grad.reshape({planes, l})).view(x_sizes).impl_ptr()};
+        const Tensor<T> gc = grad.contiguous();
+        auto dx = zeros<T>({planes, area});
+        const T* pg = gc.data_ptr();
+        const int64_t* pi = idx.data_ptr();
+        T* pd = dx.data_ptr();
+        detail::ThreadPool::instance().parallel_for(planes, [&](int64_t p0, int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p)
+            for (int64_t j = 0; j < l; ++j) pd[p * area + pi[p * l + j]] += pg[p * l + j];
+        });
+        return {dx.view(x_sizes).impl_ptr()};
+      }
+    };
+    set_rule(out, "MaxPool2DWithIndicesBackward0", Rule{idx, x.sizes(), g, planes}, {detail::gradient_edge(x)});
+  }
+};
+}  // namespace tsr::autograd
 
 namespace tsr::nn {
 namespace functional {
@@ -566,9 +855,7 @@ Tensor<T> max_pool2d(const Tensor<T>& x, const MaxPool2dOptions& o) {
   const detail::Window2d g = detail::pool_window(x, o, "max_pool2d");
   const bool unbatched = x.dim() == 3;
   const int64_t n = unbatched ? 1 : x.size(0), c = x.size(-3);
-  const Tensor<T> planes = x.reshape({n * c, 1, g.h, g.w});
-  const Tensor<T> cols = detail::im2col(planes, g, -std::numeric_limits<T>::infinity());  // (kh kw, N C L)
-  Tensor<T> out = std::get<0>(max(cols, 0));
+  Tensor<T> out = detail::max_pool2d_indices(x, g, n * c).first;
   return unbatched ? out.view({c, g.oh, g.ow}) : out.view({n, c, g.oh, g.ow});
 }
 // Mean over each window; the divisor counts the padding (count_include_pad)

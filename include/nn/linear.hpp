@@ -3,8 +3,38 @@
 #include <cmath>
 #include <string>
 
+#include "fused_activation.hpp"
 #include "holder.hpp"
 #include "init.hpp"
+
+namespace tsr::detail {
+// act(x W^T + b) with the activation in the product's epilogue (the bias is
+// the product's starting value, as in addmm). x is (..., in), its leading
+// dims folded into the rows of one product.
+template <class T>
+Tensor<T> linear_activated(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>& b, Activation act) {
+  const bool fusable = act != Activation::none && w.dim() == 2 && x.dim() >= 2 && x.size(-1) == w.size(1) &&
+                       (!b.defined() || b.dim() <= 1);
+  if (!fusable) return activate(b.defined() ? tsr::linear(x, w, b) : tsr::linear(x, w), act);
+  const Tensor<T> rows = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)}), wt = w.t();
+  auto out = Tensor<T>::allocate({rows.size(0), w.size(0)});
+  if (b.defined()) unrecorded([&] { out.copy_(b.expand(out.sizes())); });
+  const BiasActivation<T> work{nullptr, act};
+  matmul_into(rows.size(0), w.size(0), w.size(1), T(1), mat_view(rows), mat_view(wt), b.defined() ? T(1) : T(0),
+              mat_span(out), true, epilogue_of(work));
+  // The product's node on a handle of the pre-activation (whose values the
+  // epilogue replaced: its rule reads only the operands), the activation's
+  // node on the output.
+  const Tensor<T> pre = out.detach();
+  if (b.defined()) record_op<autograd::tag::Addmm>(pre, b, rows, wt, T(1), T(1));
+  else record_op<autograd::tag::Matmul>(pre, rows, wt, kMmBackward);
+  record_activation(out, pre, act);
+  if (x.dim() == 2) return out;
+  Shape shape(x.sizes().begin(), x.sizes().end() - 1);
+  shape.push_back(w.size(0));
+  return out.view(shape);
+}
+}  // namespace tsr::detail
 
 namespace tsr::nn {
 
@@ -68,6 +98,13 @@ class LinearImpl : public Module {
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
     return F::linear(x, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>());
+  }
+  // act(forward(x)), the activation computed in the product's epilogue
+  // (Sequential and nn::Static call this for a Linear followed by ReLU,
+  // Tanh or Sigmoid).
+  template <detail::FloatElement T>
+  Tensor<T> forward_activated(const Tensor<T>& x, detail::Activation act) const {
+    return detail::linear_activated(x, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>(), act);
   }
 
   LinearOptions options;

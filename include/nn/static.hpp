@@ -5,9 +5,10 @@
 //
 // reads as the Sequential it is equivalent to, and is one type: feature
 // sizes are checked when the program compiles, the forward is a chain of
-// direct calls (no virtual dispatch, no type-erased tensors), and elementwise
-// layers that follow one another (activations, dropout) are one expression,
-// evaluated in one pass with one fused backward. The layers are the same
+// direct calls (no virtual dispatch, no type-erased tensors), a ReLU, Tanh
+// or Sigmoid after a Linear is computed in the product's epilogue, and
+// elementwise layers that follow one another (activations, dropout) are one
+// expression, evaluated in one pass with one fused backward. The layers are the same
 // LinearImpl, ReLUImpl, ... as the dynamic form's, registered as "0", "1",
 // ..., and the model prints as "Sequential": named_parameters(), state_dict()
 // keys, printing and initialization (same seed, same weights) are those of
@@ -151,11 +152,27 @@ class StaticImpl : public Module {
     if constexpr (I >= kSize) return false;
     else return requires(const detail::static_layer_t<std::tuple_element_t<I, std::tuple<Layers...>>>& m, const Tensor<T>& x) { m.lazy(x); };
   }
+  // The activation layer I is, where a product before it can compute it.
+  template <std::size_t I>
+  static constexpr detail::Activation activation() {
+    if constexpr (I >= kSize) return detail::Activation::none;
+    else return detail::fusable_activation<detail::static_layer_t<std::tuple_element_t<I, std::tuple<Layers...>>>>();
+  }
+  // Whether layer I is a product (Linear) that computes layer I + 1, an
+  // activation, in its epilogue.
+  template <std::size_t I, class T>
+  static constexpr bool activated() {
+    if constexpr (activation<I + 1>() == detail::Activation::none) return false;
+    else return requires(const detail::static_layer_t<std::tuple_element_t<I, std::tuple<Layers...>>>& m, const Tensor<T>& x) {
+      m.forward_activated(x, detail::Activation::relu);
+    };
+  }
   // Layer I on, from its input x.
   template <std::size_t I, class T>
   Tensor<T> run(const Tensor<T>& x) const {
     if constexpr (I == kSize) return x;
     else if constexpr (fusable<I, T>()) return fuse<I, T>(x);
+    else if constexpr (activated<I, T>()) return run<I + 2>(std::get<I>(layers_)->forward_activated(x, activation<I + 1>()));
     else return run<I + 1>(std::get<I>(layers_)->forward(x));
   }
   // Elementwise layers I, I + 1, ... on the expression e, then materialized
