@@ -6,4 +6,9 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh libeigen3-dev xtensor-dev libtorch-dev libopenblas-dev
 scripts/configure.sh build-bench -Dbench=true -Dtests=false -Dexamples=false
 ninja -C build-bench "bench/${1:-elementwise}" >/dev/null
+# libtorch's OpenMP threads busy-wait after each parallel region unless told
+# otherwise; on two cores that takes the cores from its own BLAS threads and
+# from the other side's turns (libtorch's CNN step: 17-26 ms spinning, 9-13 ms
+# passive). The nn comparison lets them sleep.
+if [ "${1:-}" = nn ]; then export OMP_WAIT_POLICY=passive; fi
 ./build-bench/bench/"${1:-elementwise}"
