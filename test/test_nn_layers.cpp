@@ -373,6 +373,18 @@ std::vector<Tensor<T>> outputs_and_gradients(M& model, const Tensor<T>& x_in, co
   return all;
 }
 
+// The fused model against the same layers apart: an Identity between the
+// product and its activation keeps the activation out of the epilogue.
+template <class T, class Layer, class Act>
+void check_fused_against_apart(Layer layer, const Tensor<T>& x, const Tensor<T>& r, double rtol) {
+  if constexpr (std::is_same_v<T, double>) layer->template to<double>();
+  nn::Sequential fused(layer, Act()), apart(layer, nn::Identity(), Act());
+  const auto got = outputs_and_gradients(fused, x, r), want = outputs_and_gradients(apart, x, r);
+  const char* what[] = {"output", "input gradient", "weight gradient", "bias gradient"};
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) check_close(got[i], want[i], rtol, rtol, what[i]);
+}
+
 template <class T, class Act>
 void check_fused_activation(const char* act_name, double rtol) {
   INFO(act_name);
@@ -384,45 +396,17 @@ void check_fused_activation(const char* act_name, double rtol) {
       {{37, 20}, 33}, {{37, 20}, 7}, {{37, 20}, 1}, {{1, 20}, 33}, {{2, 5, 20}, 33}};
   for (const auto& [shape, out_features] : linear_cases) {
     INFO("Linear to " << out_features << " on " << shape);
-    for (const bool bias : {true, false}) {
-      nn::Linear linear(nn::LinearOptions(20, out_features).bias(bias));
-      if constexpr (std::is_same_v<T, double>) linear->to<double>();
-      nn::Sequential fused(linear, Act());  // one call: the activation in the product's epilogue
-      const Tensor<T> x = randn<T>(shape);
-      Shape out_shape = shape;
-      out_shape.back() = out_features;
-      const Tensor<T> r = randn<T>(out_shape);
-      const auto got = outputs_and_gradients(fused, x, r);
-      nn::Sequential apart(linear);  // the same Linear, its activation applied afterwards
-      auto reference = [&](const Tensor<T>& in) { return Tensor<T>(Act()(apart(in))); };
-      Tensor<T> xr = x.detach();
-      xr.requires_grad_(true);
-      linear->zero_grad();
-      const Tensor<T> want = reference(xr);
-      sum(want * r).backward();
-      check_close(got[0], want, rtol, rtol, "output");
-      check_close(got[1], xr.grad(), rtol, rtol, "input gradient");
-      check_close(got[2], linear->weight.as<T>().grad(), rtol, rtol, "weight gradient");
-      if (bias) check_close(got[3], linear->bias.as<T>().grad(), rtol, rtol, "bias gradient");
-    }
+    Shape out_shape = shape;
+    out_shape.back() = out_features;
+    for (const bool bias : {true, false})
+      check_fused_against_apart<T, nn::Linear, Act>(nn::Linear(nn::LinearOptions(20, out_features).bias(bias)),
+                                                    randn<T>(shape), randn<T>(out_shape), rtol);
   }
   // Conv2d (one group: the product per image) followed by the activation.
   for (const bool bias : {true, false}) {
     INFO("Conv2d, bias " << bias);
-    nn::Conv2d conv(nn::Conv2dOptions(3, 5, 3).padding(1).stride({1, 2}).bias(bias));
-    if constexpr (std::is_same_v<T, double>) conv->to<double>();
-    nn::Sequential fused(conv, Act());
-    const Tensor<T> x = randn<T>({6, 3, 7, 8}), r = randn<T>({6, 5, 7, 4});
-    const auto got = outputs_and_gradients(fused, x, r);
-    Tensor<T> xr = x.detach();
-    xr.requires_grad_(true);
-    conv->zero_grad();
-    const Tensor<T> want = Act()(conv(xr));
-    sum(want * r).backward();
-    check_close(got[0], want, rtol, rtol, "output");
-    check_close(got[1], xr.grad(), rtol, rtol, "input gradient");
-    check_close(got[2], conv->weight.as<T>().grad(), rtol, rtol, "weight gradient");
-    if (bias) check_close(got[3], conv->bias.as<T>().grad(), rtol, rtol, "bias gradient");
+    check_fused_against_apart<T, nn::Conv2d, Act>(nn::Conv2d(nn::Conv2dOptions(3, 5, 3).padding(1).stride({1, 2}).bias(bias)),
+                                                  randn<T>({6, 3, 7, 8}), randn<T>({6, 5, 7, 4}), rtol);
   }
 }
 

@@ -93,10 +93,7 @@ class ElementwiseImpl : public Module {
  public:
   // The activation a Linear or Conv2d before this module computes in its
   // product's epilogue (none for most functions).
-  static constexpr detail::Activation fused_activation = [] {
-    if constexpr (requires { Fn::fused; }) return Fn::fused;
-    else return detail::Activation::none;
-  }();
+  static constexpr detail::Activation fused_activation = detail::fusable_activation<Fn>();
   std::string name() const override { return Fn::name; }
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
@@ -114,7 +111,7 @@ class ElementwiseImpl : public Module {
 namespace activation_fn {
 struct ReLU {
   static constexpr const char* name = "ReLU";
-  static constexpr detail::Activation fused = detail::Activation::relu;
+  static constexpr detail::Activation fused_activation = detail::Activation::relu;
   template <class E> auto operator()(const E& x) const { return F::relu(x); }
 };
 struct ReLU6 {
@@ -143,12 +140,12 @@ struct Hardsigmoid {
 };
 struct Tanh {
   static constexpr const char* name = "Tanh";
-  static constexpr detail::Activation fused = detail::Activation::tanh;
+  static constexpr detail::Activation fused_activation = detail::Activation::tanh;
   template <class E> auto operator()(const E& x) const { return F::tanh(x); }
 };
 struct Sigmoid {
   static constexpr const char* name = "Sigmoid";
-  static constexpr detail::Activation fused = detail::Activation::sigmoid;
+  static constexpr detail::Activation fused_activation = detail::Activation::sigmoid;
   template <class E> auto operator()(const E& x) const { return F::sigmoid(x); }
 };
 }  // namespace activation_fn

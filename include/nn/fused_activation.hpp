@@ -116,20 +116,27 @@ Tensor<T> activation_grad(const Tensor<T>& g, const Tensor<T>& y, Activation act
   return g;
 }
 
-// The activation, when the module type is one that can be fused into the
-// product before it (an nn::ReLU, nn::Tanh or nn::Sigmoid).
+// The activation, when the module type (or the function an elementwise
+// module applies) is one that can be fused into the product before it (an
+// nn::ReLU, nn::Tanh or nn::Sigmoid).
 template <class Impl>
 constexpr Activation fusable_activation() {
   if constexpr (requires { Impl::fused_activation; }) return Impl::fused_activation;
   else return Activation::none;
 }
 
-// Records out = act(pre) for autograd, where the product that made `pre`
-// wrote `out` in place (pre is a handle on the same storage whose values
-// were never kept: its own rule needs only the product's operands).
+// The tensor a product's autograd node is recorded on when `act` was
+// computed in its epilogue: a handle on out's storage, standing for the
+// pre-activation whose values the epilogue replaced (the product's rule
+// reads only its operands); out itself without an activation.
+template <class T>
+Tensor<T> pre_activation(const Tensor<T>& out, Activation act) {
+  return act == Activation::none ? out : out.detach();
+}
+// Records out = act(pre) for autograd (nothing without an activation).
 template <class T>
 void record_activation(const Tensor<T>& out, const Tensor<T>& pre, Activation act) {
-  record_op<autograd::tag::FusedActivation>(out, pre, act);
+  if (act != Activation::none) record_op<autograd::tag::FusedActivation>(out, pre, act);
 }
 
 }  // namespace tsr::detail

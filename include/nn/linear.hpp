@@ -22,10 +22,7 @@ Tensor<T> linear_activated(const Tensor<T>& x, const Tensor<T>& w, const Tensor<
   const BiasActivation<T> work{nullptr, act};
   matmul_into(rows.size(0), w.size(0), w.size(1), T(1), mat_view(rows), mat_view(wt), b.defined() ? T(1) : T(0),
               mat_span(out), true, epilogue_of(work));
-  // The product's node on a handle of the pre-activation (whose values the
-  // epilogue replaced: its rule reads only the operands), the activation's
-  // node on the output.
-  const Tensor<T> pre = out.detach();
+  const Tensor<T> pre = pre_activation(out, act);
   if (b.defined()) record_op<autograd::tag::Addmm>(pre, b, rows, wt, T(1), T(1));
   else record_op<autograd::tag::Matmul>(pre, rows, wt, kMmBackward);
   record_activation(out, pre, act);
