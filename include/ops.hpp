@@ -11,6 +11,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "detail/float_exp.hpp"
 #include "detail/float_trig.hpp"
 #include "expr.hpp"
 
@@ -199,8 +200,9 @@ TSR_HOST_DEVICE inline V erfc_(V x) {
   }
 }
 
-// Float batches: sin and cos inlined for the common range (detail/float_trig.hpp);
-// more specialized than xsimd's templates, so overload resolution picks them.
+// Float batches: sin, cos and exp inlined for the common range
+// (detail/float_trig.hpp, detail/float_exp.hpp); more specialized than
+// xsimd's templates, so overload resolution picks them.
 template <class A>
 inline xsimd::batch<float, A> sin(const xsimd::batch<float, A>& x) { return detail::fast_sin(x); }
 template <class A>
@@ -241,9 +243,7 @@ inline xsimd::batch<float, A> tan(const xsimd::batch<float, A>& x) {
                       [](float v) { return static_cast<float>(std::tan(static_cast<double>(v))); });
 }
 template <class A>
-[[gnu::flatten]] inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& x) {
-  return lanes_from_std(x, xsimd::exp(x), x < kExpNormalMin<float>, [](float v) { return std::exp(v); });
-}
+inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& x) { return detail::fast_exp(x); }
 template <class A>
 [[gnu::flatten]] inline xsimd::batch<float, A> tanh(const xsimd::batch<float, A>& x) { return xsimd::tanh(x); }
 }  // namespace m
