@@ -118,10 +118,13 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
   manual_seed(3);
   // Sizes around the register tiles (6 or 12 x 2W), the K block and the row
   // block; narrow ones (64 x 10) take the transposed product or, with B
-  // given transposed, dot products.
+  // given transposed, dot products. B given transposed is packed by square
+  // blocks (8 x 8 floats, 4 x 4 doubles where the vectors are 32 bytes) and
+  // column by column for the rest: 45 and 25 columns leave a last panel
+  // with whole blocks and a remainder.
   for (auto [m, k, n] : {std::array<int64_t, 3>{1, 1, 1}, {5, 7, 3}, {6, 16, 16}, {7, 257, 17}, {13, 1, 33},
                          {150, 300, 70}, {2, 513, 2}, {300, 64, 1}, {1, 64, 300}, {64, 256, 10}, {10, 100, 64},
-                         {33, 37, 5}, {3, 800, 40}}) {
+                         {33, 37, 5}, {3, 800, 40}, {20, 100, 45}, {16, 300, 25}}) {
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);
@@ -134,6 +137,7 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
     CHECK(all(abs(cast<double>(mm(a, b.t().contiguous().t())) - want) <= bound).item());
     const auto ad = a.to<double>(), bd = b.to<double>();
     CHECK(allclose(mm(ad, bd), want, 1e-12, 1e-12));
+    CHECK(allclose(mm(ad, bd.t().contiguous().t()), want, 1e-12, 1e-12));
   }
 }
 
