@@ -58,6 +58,7 @@ int main() {
   auto to = torch::empty({N});
 #endif
 
+  [[maybe_unused]] double eigen_trans = 0;
   for (int threads : {1, 2}) {
     bench::set_threads(threads);
     std::printf("\n== N = 2^24 floats, %d thread%s (medians of %d runs)\n", threads, threads > 1 ? "s" : "", kReps);
@@ -96,7 +97,7 @@ int main() {
 
     std::printf(" transcendental chain a*b + c*sin(d) - exp(-a):\n");
     const double trans = 1e3 * bench::median_seconds(kReps, [&] { out.copy_(a * b + c * sin(d) - exp(-a)); });
-    row("tessera", trans);
+    row("tessera", trans, bytes5);
     const double hand = 1e3 * bench::median_seconds(kReps, [&] {
       bench::plain_parallel(N, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) po[i] = pa[i] * pb[i] + pc[i] * std::sin(pd[i]) - std::exp(-pa[i]);
@@ -104,11 +105,10 @@ int main() {
     });
     row("hand loop (std::sin/exp)", hand);
 #ifdef TSR_BENCH_EIGEN
-    if (threads == 1) {
-      const double eig = 1e3 * bench::median_seconds(kReps, [&] { eo = ea * eb + ec * ed.sin() - (-ea).exp(); });
-      row("Eigen (1 thread)", eig);
-      std::printf("  -> tessera / Eigen speed = %.2f (target >= 1)\n", eig / trans);
-    }
+    // Eigen runs on one thread; at 2 threads tessera is compared with that.
+    if (threads == 1) eigen_trans = 1e3 * bench::median_seconds(kReps, [&] { eo = ea * eb + ec * ed.sin() - (-ea).exp(); });
+    row("Eigen (1 thread)", eigen_trans, bytes5);
+    std::printf("  -> tessera / Eigen speed = %.2f (target >= 1.5)\n", eigen_trans / trans);
 #endif
 #ifdef TSR_BENCH_XTENSOR
     if (threads == 1)
@@ -147,10 +147,10 @@ int main() {
 #endif
   auto median = [](const std::vector<double>& v) { return v[v.size() / 2]; };
   std::printf("  %-44s %9.1f ns (%.1f)\n", "tessera out.copy_(a + b)", median(t[0]), t[0][0]);
-  std::printf("  %-44s %9.1f ns (%.1f)  (target < 150)\n", "tessera Tensor r = a + b", median(t[1]), t[1][0]);
+  std::printf("  %-44s %9.1f ns (%.1f)  (target <= 60)\n", "tessera Tensor r = a + b", median(t[1]), t[1][0]);
 #ifdef TSR_BENCH_EIGEN
   std::printf("  %-44s %9.1f ns (%.1f)\n", "Eigen out = a + b", median(t[2]), t[2][0]);
-  std::printf("  -> in place / Eigen = %.2f (best %.2f; target <= 1.5)\n", median(t[0]) / median(t[2]),
+  std::printf("  -> in place / Eigen = %.2f (best %.2f; target <= 1.2)\n", median(t[0]) / median(t[2]),
               t[0][0] / t[2][0]);
 #endif
 #ifdef TSR_BENCH_TORCH

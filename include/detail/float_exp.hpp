@@ -30,8 +30,7 @@ inline constexpr float kExpFastMax = 88.72283f;  // largest float x with exp(x) 
 // The lanes outside [kExpFastMin, kExpFastMax] (and NaN), one by one through
 // the C library; out of line so that the hot loop does not carry the call.
 template <class A>
-[[gnu::noinline]] xsimd::batch<float, A> exp_far_lanes(const xsimd::batch<float, A>& x,
-                                                       const xsimd::batch<float, A>& fast) {
+[[gnu::noinline]] xsimd::batch<float, A> exp_far_lanes(xsimd::batch<float, A> x, xsimd::batch<float, A> fast) {
   using B = xsimd::batch<float, A>;
   alignas(64) float v[B::size], f[B::size];
   x.store_aligned(v);

@@ -28,8 +28,7 @@ inline constexpr float kFastTrigBound = 128.f;
 // not carry it. Lane by lane in double through the C library (correctly
 // rounded but for rare cases); `fast` holds the lanes within the bound.
 template <bool Cos, class A>
-[[gnu::noinline]] xsimd::batch<float, A> sin_cos_far_lanes(const xsimd::batch<float, A>& x,
-                                                           const xsimd::batch<float, A>& fast) {
+[[gnu::noinline]] xsimd::batch<float, A> sin_cos_far_lanes(xsimd::batch<float, A> x, xsimd::batch<float, A> fast) {
   using B = xsimd::batch<float, A>;
   alignas(64) float v[B::size], f[B::size];
   x.store_aligned(v);
