@@ -184,12 +184,15 @@ template <class T>
 struct TransposeBlock {
   static constexpr int L = 32 / int(sizeof(T));
   using V [[gnu::vector_size(32)]] = T;
+  // The same, at the element's alignment: unaligned loads and stores.
+  using Unaligned [[gnu::vector_size(32), gnu::aligned(alignof(T))]] = T;
   // Used where the instruction set has 32-byte vectors (AVX and up).
   static constexpr bool available = sizeof(xsimd::batch<T>) >= 32;
-  static void store(T* p, const V& v) { std::memcpy(p, &v, sizeof v); }
-  static void run(const T* src, int64_t lds, T* dst, int64_t ldd) {
+  static void store(T* p, const V& v) { *reinterpret_cast<Unaligned*>(p) = v; }
+  [[gnu::always_inline]] static void run(const T* src, int64_t lds, T* dst, int64_t ldd) {
     V r[L];
-    for (int i = 0; i < L; ++i) std::memcpy(&r[i], src + i * lds, sizeof(V));
+#pragma GCC unroll 8
+    for (int i = 0; i < L; ++i) r[i] = *reinterpret_cast<const Unaligned*>(src + i * lds);
     if constexpr (L == 8) {
       V t[8], u[8];
       for (int i = 0; i < 8; i += 2) {  // interleave row pairs within each half
