@@ -12,6 +12,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "detail/float_exp.hpp"
+#include "detail/lanes_by_scalar.hpp"
 #include "detail/float_trig.hpp"
 #include "expr.hpp"
 
@@ -91,14 +92,14 @@ TSR_HOST_DEVICE inline T per_lane3(T x, T y, T z, F&& f) { return f(x, y, z); }
 template <class T, class A, class F>
 inline xsimd::batch<T, A> lanes_from_std(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& r,
                                          const xsimd::batch_bool<T, A>& by_std, F&& scalar_form) {
-  if (xsimd::any(by_std)) [[unlikely]] return xsimd::select(by_std, per_lane(x, scalar_form), r);
+  if (xsimd::any(by_std)) [[unlikely]] return detail::replace_lanes(x, r, by_std, scalar_form);
   return r;
 }
 // xsimd's exp and exp2 flush results below
 // the smallest normal number to zero: lanes below these arguments, whose
-// result is subnormal, go through the C library.
-template <class T>
-inline constexpr T kExpNormalMin = std::is_same_v<T, float> ? T(-87.3) : T(-708.3);
+// result is subnormal, go through the C library (float exp has its own
+// range, detail/float_exp.hpp).
+inline constexpr double kExpNormalMin = -708.3;
 template <class T>
 inline constexpr T kExp2NormalMin = std::is_same_v<T, float> ? T(-126) : T(-1022);
 
@@ -213,7 +214,7 @@ inline xsimd::batch<float, A> cos(const xsimd::batch<float, A>& x) { return deta
 // a division, Eigen with a rational approximation of a few ulp).
 template <class A>
 inline xsimd::batch<double, A> exp(const xsimd::batch<double, A>& x) {
-  return lanes_from_std(x, xsimd::exp(x), x < kExpNormalMin<double>, [](double v) { return std::exp(v); });
+  return lanes_from_std(x, xsimd::exp(x), x < kExpNormalMin, [](double v) { return std::exp(v); });
 }
 template <class A>
 inline xsimd::batch<float, A> exp2(const xsimd::batch<float, A>& x) {

@@ -20,25 +20,14 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "lanes_by_scalar.hpp"
+
 namespace tsr::detail {
 
 // Below this the result's exponent would leave the normal range (n = -126
 // with r < 0); above the upper bound the result is inf.
 inline constexpr float kExpFastMin = -87.3f;
 inline constexpr float kExpFastMax = 88.72283f;  // largest float x with exp(x) <= FLT_MAX
-
-// The lanes outside [kExpFastMin, kExpFastMax] (and NaN), one by one through
-// the C library; out of line so that the hot loop does not carry the call.
-template <class A>
-[[gnu::noinline]] xsimd::batch<float, A> exp_far_lanes(xsimd::batch<float, A> x, xsimd::batch<float, A> fast) {
-  using B = xsimd::batch<float, A>;
-  alignas(64) float v[B::size], f[B::size];
-  x.store_aligned(v);
-  fast.store_aligned(f);
-  for (std::size_t i = 0; i < B::size; ++i)
-    if (!(v[i] >= kExpFastMin && v[i] <= kExpFastMax)) f[i] = std::exp(v[i]);
-  return B::load_aligned(f);
-}
 
 // x = n ln2 + r with |r| <= ln2/2 (two-part Cody-Waite with fused
 // multiply-adds; exact where |n| <= 255): returns r, sets n.
@@ -84,8 +73,9 @@ template <class A>
 inline xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
   const B v = exp_in_range(x);
-  if (!xsimd::all((x >= B(kExpFastMin)) & (x <= B(kExpFastMax)))) [[unlikely]]
-    return exp_far_lanes(x, v);
+  const auto in_range = (x >= B(kExpFastMin)) & (x <= B(kExpFastMax));  // false for NaN
+  if (!xsimd::all(in_range)) [[unlikely]]
+    return replace_lanes(x, v, !in_range, [](float u) { return std::exp(u); });
   return v;
 }
 

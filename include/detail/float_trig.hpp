@@ -18,25 +18,13 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "lanes_by_scalar.hpp"
+
 namespace tsr::detail {
 
 // Up to here the reduction keeps the result within 1 ulp (checked over every
 // float below it).
 inline constexpr float kFastTrigBound = 128.f;
-
-// The path for large arguments, out of line on purpose: the hot loop should
-// not carry it. Lane by lane in double through the C library (correctly
-// rounded but for rare cases); `fast` holds the lanes within the bound.
-template <bool Cos, class A>
-[[gnu::noinline]] xsimd::batch<float, A> sin_cos_far_lanes(xsimd::batch<float, A> x, xsimd::batch<float, A> fast) {
-  using B = xsimd::batch<float, A>;
-  alignas(64) float v[B::size], f[B::size];
-  x.store_aligned(v);
-  fast.store_aligned(f);
-  for (std::size_t i = 0; i < B::size; ++i)
-    if (!(std::fabs(v[i]) <= kFastTrigBound)) f[i] = static_cast<float>(Cos ? std::cos(double(v[i])) : std::sin(double(v[i])));
-  return B::load_aligned(f);
-}
 
 // |x| reduced by pi/2: r in [-pi/4, pi/4] and the quadrant q (|x| = q*pi/2 + r).
 template <class A>
@@ -96,8 +84,8 @@ inline xsimd::batch<float, A> fast_sin_cos(const xsimd::batch<float, A>& x) {
   B v;
   if constexpr (Cos) v = quadrant_value(r, q + I(1));  // cos(x) = sin(|x| + pi/2)
   else v = quadrant_value(r, q) ^ (x & B(-0.f));       // sin is odd: x's sign
-  if (!xsimd::all(near)) [[unlikely]]
-    return sin_cos_far_lanes<Cos>(x, v);
+  if (!xsimd::all(near)) [[unlikely]]  // in double through the C library (correctly rounded but for rare cases)
+    return replace_lanes(x, v, !near, [](float u) { return static_cast<float>(Cos ? std::cos(double(u)) : std::sin(double(u))); });
   return v;
 }
 

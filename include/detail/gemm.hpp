@@ -244,7 +244,7 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
       // down it.
       using TB = TransposeBlock<T>;
       int64_t kb = 0, jb = 0;
-      if constexpr (TB::available && NR % TB::L == 0) {
+      if constexpr (TB::available) {  // NR is two vectors: whole blocks
         kb = kc / TB::L * TB::L;
         jb = cols / TB::L * TB::L;
         for (int64_t k = 0; k < kb; k += TB::L)
