@@ -2,6 +2,11 @@
 // precision 4, line width 80, summarization above 1000 elements with 3 edge
 // items, fixed or scientific notation chosen from the values, integer-valued
 // floats printed as "1.", and the dtype suffix where PyTorch prints one.
+//
+// Only reading the printed elements depends on the element type: they are
+// gathered by their offsets (no views, so printing never reaches autograd),
+// turned into text once, and laid out by plain functions. A program that
+// prints tensors of one type compiles one small loop for it.
 #pragma once
 #include <cmath>
 #include <cstdio>
@@ -9,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "factories.hpp"
+#include "tensor.hpp"
 
 namespace tsr {
 namespace detail {
@@ -27,104 +32,90 @@ inline std::string format_double(const char* fmt, int precision, double v) {
   return buf;
 }
 
-// Python's "{:.Nf}" / "{:.Ne}" / str() for the values a tensor holds.
-class Formatter {
- public:
-  template <class T>
-  Formatter(const std::vector<T>& values, const PrintOptions& opt) : opt_(opt) {
-    floating_ = is_floating_v<T>;
-    if (!floating_) {
-      for (const T& v : values) width_ = std::max(width_, format_plain(v).size());
-      return;
-    }
-    std::vector<double> finite;
-    for (const T& v : values) {
-      const double d = double(acc_t<T>(v));
-      if (std::isfinite(d) && d != 0) finite.push_back(d);
-    }
-    if (finite.empty()) return;
+// Whether dim `size` is cut to its edge items ("...") when summarizing.
+inline bool is_cut(int64_t size, bool summarize, const PrintOptions& opt) {
+  return summarize && size > 2 * opt.edgeitems;
+}
+
+// The storage offsets (from the first element) of the elements printed, in
+// the order they are printed: every element, or only the edge items of each
+// dim when summarizing (PyTorch's get_summarized_data, whose values also
+// choose the format).
+inline void printed_offsets(const Shape& sizes, const Strides& strides, std::size_t d, int64_t base, bool summarize,
+                            const PrintOptions& opt, std::vector<int64_t>& out) {
+  if (d == sizes.size()) {
+    out.push_back(base);
+    return;
+  }
+  const int64_t n = sizes[d];
+  const bool cut = is_cut(n, summarize, opt);
+  for (int64_t i = 0; i < n; ++i) {
+    if (cut && i == opt.edgeitems) i = n - opt.edgeitems;
+    printed_offsets(sizes, strides, d + 1, base + i * strides[d], summarize, opt, out);
+  }
+}
+
+// The printed elements as text of one width, and that width (PyTorch's
+// _Formatter): floating values choose integer, fixed or scientific notation
+// from the finite nonzero ones.
+struct FormattedElements {
+  std::vector<std::string> text;
+  std::size_t width = 1;
+};
+
+inline FormattedElements format_floating(const std::vector<double>& values, const PrintOptions& opt) {
+  FormattedElements f;
+  bool int_mode = true, sci_mode = false;
+  std::vector<double> finite;
+  for (double d : values)
+    if (std::isfinite(d) && d != 0) finite.push_back(d);
+  if (!finite.empty()) {
     double lo = std::abs(finite[0]), hi = lo;
     for (double d : finite) {
       lo = std::min(lo, std::abs(d));
       hi = std::max(hi, std::abs(d));
-      if (d != std::ceil(d)) int_mode_ = false;
+      if (d != std::ceil(d)) int_mode = false;
     }
-    if (int_mode_) {
-      if (hi / lo > 1000.0 || hi > 1.0e8) {
-        sci_mode_ = true;
-        for (double d : finite) width_ = std::max(width_, format_double("%.*e", opt_.precision, d).size());
-      } else {
-        for (double d : finite) width_ = std::max(width_, format_double("%.*f", 0, d).size() + 1);
-      }
-    } else if (hi / lo > 1000.0 || hi > 1.0e8 || lo < 1.0e-4) {
-      sci_mode_ = true;
-      for (double d : finite) width_ = std::max(width_, format_double("%.*e", opt_.precision, d).size());
-    } else {
-      for (double d : finite) width_ = std::max(width_, format_double("%.*f", opt_.precision, d).size());
+    sci_mode = hi / lo > 1000.0 || hi > 1.0e8 || (!int_mode && lo < 1.0e-4);
+    for (double d : finite) {
+      const std::size_t w = sci_mode   ? format_double("%.*e", opt.precision, d).size()
+                            : int_mode ? format_double("%.*f", 0, d).size() + 1
+                                       : format_double("%.*f", opt.precision, d).size();
+      f.width = std::max(f.width, w);
     }
   }
-
-  std::size_t width() const { return width_; }
-
-  template <class T>
-  std::string format(const T& v) const {
-    std::string s;
-    if (!floating_) {
-      s = format_plain(v);
-    } else {
-      const double d = double(acc_t<T>(v));
-      if (std::isnan(d)) s = "nan";
-      else if (std::isinf(d)) s = d > 0 ? "inf" : "-inf";
-      else if (sci_mode_) s = format_double("%.*e", opt_.precision, d);
-      else if (int_mode_) s = format_double("%.*f", 0, d) + ".";
-      else s = format_double("%.*f", opt_.precision, d);
-    }
-    if (s.size() < width_) s.insert(0, width_ - s.size(), ' ');
-    return s;
+  for (double d : values) {
+    if (std::isnan(d)) f.text.push_back("nan");
+    else if (std::isinf(d)) f.text.push_back(d > 0 ? "inf" : "-inf");
+    else if (sci_mode) f.text.push_back(format_double("%.*e", opt.precision, d));
+    else if (int_mode) f.text.push_back(format_double("%.*f", 0, d) + ".");
+    else f.text.push_back(format_double("%.*f", opt.precision, d));
   }
-
- private:
-  template <class T>
-  static std::string format_plain(const T& v) {
-    if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
-    else return std::to_string(v);
-  }
-
-  PrintOptions opt_;
-  bool floating_ = false;
-  bool int_mode_ = true;
-  bool sci_mode_ = false;
-  std::size_t width_ = 1;
-};
-
-// The values the formatter sees when summarizing: the edge items only.
-template <class T>
-void summarized_values(const Tensor<T>& t, bool summarize, const PrintOptions& opt, std::vector<T>& out) {
-  if (t.dim() == 0) {
-    out.push_back(t.item());
-    return;
-  }
-  const int64_t n = t.size(0);
-  auto visit = [&](int64_t i) {
-    if (t.dim() == 1) out.push_back(t(i));
-    else summarized_values(t.select(0, i), summarize, opt, out);
-  };
-  if (summarize && n > 2 * opt.edgeitems) {
-    for (int64_t i = 0; i < opt.edgeitems; ++i) visit(i);
-    for (int64_t i = n - opt.edgeitems; i < n; ++i) visit(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) visit(i);
-  }
+  return f;
 }
 
-template <class T>
-std::string tensor_body(const Tensor<T>& t, int64_t indent, bool summarize, const Formatter& f,
-                        const PrintOptions& opt) {
-  if (t.dim() == 0) return f.format(t.item());
-  const int64_t n = t.size(0);
-  const bool cut = summarize && n > 2 * opt.edgeitems;
-  if (t.dim() == 1) {
-    const int64_t element_length = static_cast<int64_t>(f.width()) + 2;
+// Integers and booleans print as they are, padded to the widest.
+inline FormattedElements format_plain(std::vector<std::string> text) {
+  FormattedElements f;
+  f.text = std::move(text);
+  for (const auto& s : f.text) f.width = std::max(f.width, s.size());
+  return f;
+}
+
+// PyTorch's _tensor_str_with_formatter: the nested brackets of dims d and
+// on, taking the formatted elements in order from `next`.
+inline std::string tensor_body(const Shape& sizes, std::size_t d, int64_t indent, bool summarize,
+                               const FormattedElements& f, std::size_t& next, const PrintOptions& opt) {
+  const auto element = [&] {
+    std::string s = f.text[next++];
+    if (s.size() < f.width) s.insert(0, f.width - s.size(), ' ');
+    return s;
+  };
+  if (d == sizes.size()) return element();
+  const int64_t n = sizes[d];
+  const bool cut = is_cut(n, summarize, opt);
+  if (d + 1 == sizes.size()) {
+    const int64_t element_length = static_cast<int64_t>(f.width) + 2;
     const int64_t per_line = std::max<int64_t>(1, (opt.linewidth - indent) / element_length);
     std::vector<std::string> data;
     for (int64_t i = 0; i < n; ++i) {
@@ -132,7 +123,7 @@ std::string tensor_body(const Tensor<T>& t, int64_t indent, bool summarize, cons
         data.push_back(" ...");
         i = n - opt.edgeitems;
       }
-      data.push_back(f.format(t(i)));
+      data.push_back(element());
     }
     std::string s = "[";
     for (std::size_t i = 0; i < data.size(); ++i) {
@@ -147,9 +138,9 @@ std::string tensor_body(const Tensor<T>& t, int64_t indent, bool summarize, cons
       slices.push_back("...");
       i = n - opt.edgeitems;
     }
-    slices.push_back(tensor_body(t.select(0, i), indent + 1, summarize, f, opt));
+    slices.push_back(tensor_body(sizes, d + 1, indent + 1, summarize, f, next, opt));
   }
-  const std::string sep = "," + std::string(static_cast<std::size_t>(t.dim() - 1), '\n') + std::string(indent + 1, ' ');
+  const std::string sep = "," + std::string(sizes.size() - d - 1, '\n') + std::string(indent + 1, ' ');
   std::string s = "[";
   for (std::size_t i = 0; i < slices.size(); ++i) s += (i ? sep : "") + slices[i];
   return s + "]";
@@ -174,33 +165,68 @@ inline std::string add_suffixes(std::string s, const std::vector<std::string>& s
   return s + ")";
 }
 
-template <class T>
-std::string tensor_repr(const Tensor<T>& t, const PrintOptions& opt = {}) {
+// What tensor_repr says of a tensor besides its elements.
+struct ReprInfo {
+  const char* dtype;   // PyTorch's name of the element type
+  bool default_dtype;  // float32, int64 and bool print no dtype unless empty
+  bool is_float;       // an empty float32 tensor prints no dtype either
+  std::string grad_fn;
+  bool requires_grad;
+};
+
+// "tensor(...)" around the body (or "[]"), with the size, dtype and
+// autograd suffixes PyTorch prints.
+inline std::string tensor_repr_of(const Shape& sizes, const FormattedElements& f, const ReprInfo& info,
+                                  const PrintOptions& opt) {
   const std::string prefix = "tensor(";
   const auto indent = static_cast<int64_t>(prefix.size());
   std::vector<std::string> suffixes;
-  constexpr bool default_dtype = std::is_same_v<T, float> || std::is_same_v<T, int64_t> || std::is_same_v<T, bool>;
   std::string body;
-  if (t.numel() == 0) {
-    if (t.dim() != 1) {
+  if (numel_of(sizes) == 0) {
+    if (sizes.size() != 1) {
       std::string size = "size=(";
-      for (int64_t d = 0; d < t.dim(); ++d) size += (d ? ", " : "") + std::to_string(t.size(d));
+      for (std::size_t d = 0; d < sizes.size(); ++d) size += (d ? ", " : "") + std::to_string(sizes[d]);
       suffixes.push_back(size + ")");
     }
-    if (!std::is_same_v<T, float>) suffixes.push_back(std::string("dtype=") + dtype_name<T>());
     body = "[]";
   } else {
-    if (!default_dtype) suffixes.push_back(std::string("dtype=") + dtype_name<T>());
-    const bool summarize = t.numel() > opt.threshold;
-    std::vector<T> values;
-    summarized_values(t, summarize, opt, values);
-    const Formatter f(values, opt);
-    body = tensor_body(t, indent, summarize, f, opt);
+    std::size_t next = 0;
+    body = tensor_body(sizes, 0, indent, numel_of(sizes) > opt.threshold, f, next, opt);
   }
+  // An empty tensor names every dtype but float32.
+  if (numel_of(sizes) == 0 ? !info.is_float : !info.default_dtype) suffixes.push_back(std::string("dtype=") + info.dtype);
   // Autograd state last, as PyTorch prints it.
-  if (!t.grad_fn_name().empty()) suffixes.push_back("grad_fn=<" + t.grad_fn_name() + ">");
-  else if (t.requires_grad()) suffixes.push_back("requires_grad=True");
+  if (!info.grad_fn.empty()) suffixes.push_back("grad_fn=<" + info.grad_fn + ">");
+  else if (info.requires_grad) suffixes.push_back("requires_grad=True");
   return add_suffixes(prefix + body, suffixes, indent, opt);
+}
+
+template <class T>
+std::string tensor_repr(const Tensor<T>& t, const PrintOptions& opt = {}) {
+  FormattedElements f;
+  if (t.numel() > 0) {
+    std::vector<int64_t> offsets;
+    offsets.reserve(static_cast<std::size_t>(std::min<int64_t>(t.numel(), 8 * opt.threshold)));
+    printed_offsets(t.sizes(), t.strides(), 0, 0, t.numel() > opt.threshold, opt, offsets);
+    const T* data = t.data_ptr();
+    if constexpr (is_floating_v<T>) {
+      std::vector<double> values;
+      values.reserve(offsets.size());
+      for (int64_t off : offsets) values.push_back(static_cast<double>(acc_t<T>(data[off])));
+      f = format_floating(values, opt);
+    } else {
+      std::vector<std::string> text;
+      text.reserve(offsets.size());
+      for (int64_t off : offsets) {
+        if constexpr (std::is_same_v<T, bool>) text.push_back(data[off] ? "True" : "False");
+        else text.push_back(std::to_string(data[off]));
+      }
+      f = format_plain(std::move(text));
+    }
+  }
+  constexpr bool default_dtype = std::is_same_v<T, float> || std::is_same_v<T, int64_t> || std::is_same_v<T, bool>;
+  return tensor_repr_of(t.sizes(), f, {dtype_name<T>(), default_dtype, std::is_same_v<T, float>, t.grad_fn_name(), t.requires_grad()},
+                        opt);
 }
 
 }  // namespace detail

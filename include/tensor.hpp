@@ -33,6 +33,8 @@ template <class T, class E>
 void record_full_reduction(const Tensor<T>& out, const E& e, bool mean);
 template <class T>
 void record_view(const Tensor<T>& base, const Tensor<T>& view);
+template <class T>
+void sync_view_of(const std::shared_ptr<TensorImpl>& view);
 // Records out as the result of the op Tag over args when one of them
 // requires grad (autograd/function_node.hpp; the rules in autograd/*_rules.hpp).
 template <class Tag, class T, class... Args>
@@ -110,6 +112,11 @@ struct TensorImpl {
   // recorded in-place write into one is PyTorch's error.
   std::shared_ptr<TensorImpl> view_base;
   uint64_t view_version = 0;
+  // Set with view_base: brings this view's autograd state up to date
+  // (autograd/view_node.hpp). A pointer, set where the view is made (which
+  // compiles the view's recording anyway), so that code that only asks
+  // whether a tensor requires grad compiles none of it.
+  void (*sync_view)(const std::shared_ptr<TensorImpl>& self) = nullptr;
   bool view_without_grad_mode = false;
 
   void set_geometry(Shape sz, Strides st, int64_t off) {
@@ -386,6 +393,7 @@ class Tensor : public ExprBase<Tensor<T>> {
     if (detail::grad_mode_flag()) {
       view.impl_->view_base = impl_->view_base ? impl_->view_base : impl_;
       view.impl_->view_version = storage()->version();
+      view.impl_->sync_view = &detail::sync_view_of<T>;
       if (impl_->autograd) detail::record_view(*this, view);
     } else {
       view.impl_->view_without_grad_mode = true;

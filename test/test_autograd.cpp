@@ -217,6 +217,34 @@ TEST_CASE("accumulation, retain_graph and the engine's errors") {
         "the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).");
 }
 
+TEST_CASE("an expression of one tensor: its summed derivative for every layout of x, of the gradient and of .grad") {
+  // d/dx (x * x + sin(x)) = 2 x + cos(x), computed here by the forward path.
+  const auto values = arange<double>(-2.0, 2.0, 1.0 / 3.0).reshape({3, 4});
+  const auto derivative = [](const Tensor<double>& x) { return Tensor<double>(2.0 * x + cos(x)); };
+  auto x = values.clone().requires_grad_();
+  auto y = sum(x * x + sin(x));  // a reduction's gradient: one element, broadcast
+  y.backward({}, /*retain_graph=*/true);
+  check_close(x.grad(), derivative(values), 1e-15, 0, "new .grad");
+  y.backward();  // added straight into the existing .grad
+  check_close(x.grad(), 2.0 * derivative(values), 1e-15, 0, "accumulated .grad");
+
+  auto base = values.clone().requires_grad_();
+  auto xt = base.t();  // every leaf is one strided view
+  sum(xt * xt + sin(xt)).backward();
+  check_close(base.grad(), derivative(values), 1e-15, 0, "through a transposed view");
+
+  auto z = values.clone().requires_grad_();
+  const auto g = arange<double>(1.0, 13.0).reshape({4, 3}).t();  // a strided incoming gradient
+  Tensor<double> w = z * z + sin(z);
+  w.backward(g);
+  check_close(z.grad(), g * derivative(values), 1e-15, 0, "strided gradient");
+  // The incoming gradient is the .grad being accumulated into: not written in place.
+  const Tensor<double> before = z.grad().clone();
+  Tensor<double> w2 = z * z + sin(z);
+  w2.backward(z.grad());
+  check_close(z.grad(), before + before * derivative(values), 1e-15, 0, "gradient aliasing .grad");
+}
+
 TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {
   auto x = tensor<float>({1.f, 2.f}).requires_grad_();
   {

@@ -252,6 +252,54 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
   }
 };
 
+// One element of t broadcast as a 0-d tensor when every element of t is
+// that one (a reduction's gradient, expanded), else t dense.
+template <class T>
+Tensor<T> dense_or_single(const Tensor<T>& t) {
+  bool single = true;
+  for (std::size_t d = 0; d < t.sizes().size(); ++d) single = single && (t.strides()[d] == 0 || t.sizes()[d] == 1);
+  if (single && t.numel() > 0) {
+    Tensor<T> one = Tensor<T>::allocate({});
+    *one.data_ptr() = *t.data_ptr();
+    return one;
+  }
+  return t.is_contiguous() ? t : materialize<T>(t);
+}
+
+// One tile of the summed derivative: the row loop whose loads are either
+// contiguous or broadcast (no other row shape reaches it).
+template <class T, class Ev>
+void write_unit_tile(const void* ev, T* out, int64_t, const int64_t* idx, int nd, int64_t n) {
+  Ev local = *static_cast<const Ev*>(ev);
+  local.set_row(idx, nd);
+  if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
+    write_row_simd<false>(out, local, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = convert<T>(local[i]);
+  }
+}
+
+// dst = (dst or -0.0) + g * dfdx(x): the summed derivative of an expression
+// whose every tensor leaf is x (x * x, a chain of functions of x), for g and
+// dst of x's shape. Evaluated on one dense row: x and g are made dense (g
+// stays one element when it is one broadcast: a reduction's gradient), so
+// one row loop serves. Every expression whose leaves share a floating type
+// compiles this kernel, needed or not (whether the leaves are one tensor is
+// known only at run time), and one loop costs a fifth of the build time of
+// a general evaluation's plans and loops. -0.0, the identity of IEEE
+// addition (signed zeros included), stands for a missing .grad, so that
+// both destinations run one kernel.
+template <class L, class T, class Fn>
+void write_summed_gradient(const Tensor<L>& dst, bool accumulate, const Tensor<T>& g, const Fn& dfdx,
+                           const Tensor<L>& x) {
+  const Tensor<L> base = accumulate ? dst : scalar_tensor<L>(-L(0));
+  const auto total = base + as_type<L>(dense_or_single(g) * OneLeaf<Fn, L>(dfdx, x.is_contiguous() ? x : materialize<L>(x)));
+  const Plan plan = Plan::linear(static_cast<int>(dst.sizes().size()), dst.numel());
+  const auto ev = total.evaluator(plan);
+  using Ev = std::remove_const_t<decltype(ev)>;
+  write_tiles(dst, plan, &write_unit_tile<L, Ev>, &ev);
+}
+
 // ----- create_graph: expressions recorded one op at a time ----------------------
 //
 // A recorded backward cannot record a gradient expression as one fused
@@ -560,31 +608,20 @@ class FusedNode final : public TypedNode<typename E::value_type> {
             if (!x.defined()) x = leaf;
             same = same && leaf.impl_ptr() == x.impl_ptr();
           });
-          if (same && this->next[0]) {
+          if (same && this->next[0] && g.sizes() == x.sizes()) {
             // Every rule is linear in the incoming gradient: the derivative is
             // the chain rule run with gradient 1, times g.
             const auto dfdx = std::apply([](const auto&... d) { return (... + d); },
                                          detail::leaf_gradients(*expr_, ScalarLeaf<L>(L(1))));
-            const auto total = g * detail::OneLeaf<std::remove_cvref_t<decltype(dfdx)>, L>(dfdx, x);
-            // Straight into an existing .grad: one kernel instead of a new
-            // buffer and an add. (Only here: doing the same for every leaf of
-            // every expression cost a third more build time of the tests.)
-            // Otherwise into a new buffer, adding a broadcast -0.0 there (the
-            // identity of IEEE addition, signed zeros included), so that both
-            // destinations run the one kernel type `base + total`:
-            // a kernel of the summed derivative is the largest thing an
-            // expression compiles, and a second one added 8% to the machine
-            // code of a small training program (bench/compile_time/fit.cpp).
-            // Not `*grad += ...`: backward code never goes through the
-            // recording paths (they would instantiate nodes for gradient
-            // expression types).
-            Tensor<L>* grad = direct_grad_slot<L>(this->next[0], total.sizes());
-            const bool direct = grad && total.sizes() == x.sizes();
-            const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(total.sizes());
-            const Tensor<L> base = direct ? *grad : detail::scalar_tensor<L>(-L(0)).expand(total.sizes());
-            detail::assign(dst, base + detail::as_type<L>(total));
+            // Straight into an existing .grad (one kernel instead of a new
+            // buffer and an add) when nothing else shares its memory;
+            // otherwise into a new buffer.
+            Tensor<L>* grad = direct_grad_slot<L>(this->next[0], x.sizes());
+            const bool direct = grad && !grad->is_alias_of(x) && !grad->is_alias_of(g);
+            const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(x.sizes());
+            detail::write_summed_gradient(dst, direct, g, dfdx, x);
             if (direct) grad->storage()->bump_version();
-            else out[0] = detail::sum_to(dst, x.sizes()).impl_ptr();
+            else out[0] = dst.impl_ptr();
             return out;
           }
         }

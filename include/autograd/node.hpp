@@ -201,16 +201,11 @@ Tensor<T>* direct_grad_slot(const std::shared_ptr<Node>& edge, const Shape& shap
 
 namespace tsr::detail {
 
-// Brings a view's autograd state up to date with its base's after an
-// in-place write moved the storage version (autograd/view_node.hpp).
-template <class T>
-void sync_view(const Tensor<T>& view);
-
-template <class T>
-[[gnu::noinline]] bool view_requires_grad(const Tensor<T>& t) {
-  sync_view(t);
-  const TensorImpl& impl = *t.impl_ptr();
-  return impl.autograd && impl.autograd->requires_grad;
+// A view whose storage version may have moved: its autograd state is
+// brought up to date first (TensorImpl::sync_view), then read.
+[[gnu::noinline]] inline bool view_requires_grad(const std::shared_ptr<TensorImpl>& impl) {
+  impl->sync_view(impl);
+  return impl->autograd && impl->autograd->requires_grad;
 }
 
 // Always inlined: every evaluation asks this of every leaf, and nearly
@@ -221,7 +216,7 @@ template <class T>
   const TensorImpl* impl = t.impl_ptr().get();
   if (!impl) return false;
   if (impl->view_base) [[unlikely]]
-    return view_requires_grad(t);
+    return view_requires_grad(t.impl_ptr());
   return impl->autograd && impl->autograd->requires_grad;
 }
 

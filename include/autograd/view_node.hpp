@@ -159,4 +159,9 @@ void sync_view(const Tensor<T>& view) {
   }
 }
 
+template <class T>
+void sync_view_of(const std::shared_ptr<TensorImpl>& view) {
+  sync_view(Tensor<T>(view));
+}
+
 }  // namespace tsr::detail
