@@ -180,9 +180,10 @@ inline std::string tensor_repr_of(const Shape& sizes, const FormattedElements& f
                                   const PrintOptions& opt) {
   const std::string prefix = "tensor(";
   const auto indent = static_cast<int64_t>(prefix.size());
+  const int64_t numel = numel_of(sizes);
   std::vector<std::string> suffixes;
   std::string body;
-  if (numel_of(sizes) == 0) {
+  if (numel == 0) {
     if (sizes.size() != 1) {
       std::string size = "size=(";
       for (std::size_t d = 0; d < sizes.size(); ++d) size += (d ? ", " : "") + std::to_string(sizes[d]);
@@ -191,10 +192,10 @@ inline std::string tensor_repr_of(const Shape& sizes, const FormattedElements& f
     body = "[]";
   } else {
     std::size_t next = 0;
-    body = tensor_body(sizes, 0, indent, numel_of(sizes) > opt.threshold, f, next, opt);
+    body = tensor_body(sizes, 0, indent, numel > opt.threshold, f, next, opt);
   }
   // An empty tensor names every dtype but float32.
-  if (numel_of(sizes) == 0 ? !info.is_float : !info.default_dtype) suffixes.push_back(std::string("dtype=") + info.dtype);
+  if (numel == 0 ? !info.is_float : !info.default_dtype) suffixes.push_back(std::string("dtype=") + info.dtype);
   // Autograd state last, as PyTorch prints it.
   if (!info.grad_fn.empty()) suffixes.push_back("grad_fn=<" + info.grad_fn + ">");
   else if (info.requires_grad) suffixes.push_back("requires_grad=True");
@@ -206,7 +207,6 @@ std::string tensor_repr(const Tensor<T>& t, const PrintOptions& opt = {}) {
   FormattedElements f;
   if (t.numel() > 0) {
     std::vector<int64_t> offsets;
-    offsets.reserve(static_cast<std::size_t>(std::min<int64_t>(t.numel(), 8 * opt.threshold)));
     printed_offsets(t.sizes(), t.strides(), 0, 0, t.numel() > opt.threshold, opt, offsets);
     const T* data = t.data_ptr();
     if constexpr (is_floating_v<T>) {

@@ -34,7 +34,7 @@ void record_full_reduction(const Tensor<T>& out, const E& e, bool mean);
 template <class T>
 void record_view(const Tensor<T>& base, const Tensor<T>& view);
 template <class T>
-void sync_view_of(const std::shared_ptr<TensorImpl>& view);
+void sync_view(const std::shared_ptr<TensorImpl>& view);
 // Records out as the result of the op Tag over args when one of them
 // requires grad (autograd/function_node.hpp; the rules in autograd/*_rules.hpp).
 template <class Tag, class T, class... Args>
@@ -393,7 +393,7 @@ class Tensor : public ExprBase<Tensor<T>> {
     if (detail::grad_mode_flag()) {
       view.impl_->view_base = impl_->view_base ? impl_->view_base : impl_;
       view.impl_->view_version = storage()->version();
-      view.impl_->sync_view = &detail::sync_view_of<T>;
+      view.impl_->sync_view = &detail::sync_view<T>;
       if (impl_->autograd) detail::record_view(*this, view);
     } else {
       view.impl_->view_without_grad_mode = true;

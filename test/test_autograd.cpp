@@ -238,11 +238,20 @@ TEST_CASE("an expression of one tensor: its summed derivative for every layout o
   Tensor<double> w = z * z + sin(z);
   w.backward(g);
   check_close(z.grad(), g * derivative(values), 1e-15, 0, "strided gradient");
-  // The incoming gradient is the .grad being accumulated into: not written in place.
+  // The incoming gradient is the .grad being accumulated into.
   const Tensor<double> before = z.grad().clone();
   Tensor<double> w2 = z * z + sin(z);
   w2.backward(z.grad());
   check_close(z.grad(), before + before * derivative(values), 1e-15, 0, "gradient aliasing .grad");
+  // ... read transposed: evaluated in place as it is, element (i, j) would read (j, i) after it changed.
+  const auto square = arange<double>(-2.0, 2.0, 0.25).reshape({4, 4});
+  auto q = square.clone().requires_grad_();
+  Tensor<double> s1 = q * q + sin(q);
+  s1.backward(arange<double>(1.0, 17.0).reshape({4, 4}));
+  const Tensor<double> q_grad = q.grad().clone();
+  Tensor<double> s2 = q * q + sin(q);
+  s2.backward(q.grad().t());
+  check_close(q.grad(), q_grad + q_grad.t() * derivative(square), 1e-15, 0, "gradient aliasing .grad, transposed");
 }
 
 TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {

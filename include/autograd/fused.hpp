@@ -252,36 +252,19 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
   }
 };
 
-// One element of t broadcast as a 0-d tensor when every element of t is
-// that one (a reduction's gradient, expanded), else t dense.
+// t as a dense tensor: its one element as a 0-d tensor when every element
+// is that one (a reduction's gradient, expanded), else t or a dense copy.
 template <class T>
 Tensor<T> dense_or_single(const Tensor<T>& t) {
-  bool single = true;
+  if (t.is_contiguous()) return t;  // one element included: it reads as a broadcast
+  bool single = t.numel() > 0;
   for (std::size_t d = 0; d < t.sizes().size(); ++d) single = single && (t.strides()[d] == 0 || t.sizes()[d] == 1);
-  if (single && t.numel() > 0) {
-    Tensor<T> one = Tensor<T>::allocate({});
-    *one.data_ptr() = *t.data_ptr();
-    return one;
-  }
-  return t.is_contiguous() ? t : materialize<T>(t);
-}
-
-// One tile of the summed derivative: the row loop whose loads are either
-// contiguous or broadcast (no other row shape reaches it).
-template <class T, class Ev>
-void write_unit_tile(const void* ev, T* out, int64_t, const int64_t* idx, int nd, int64_t n) {
-  Ev local = *static_cast<const Ev*>(ev);
-  local.set_row(idx, nd);
-  if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
-    write_row_simd<false>(out, local, n);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = convert<T>(local[i]);
-  }
+  return single ? scalar_tensor<T>(*t.data_ptr()) : materialize<T>(t);
 }
 
 // dst = (dst or -0.0) + g * dfdx(x): the summed derivative of an expression
 // whose every tensor leaf is x (x * x, a chain of functions of x), for g and
-// dst of x's shape. Evaluated on one dense row: x and g are made dense (g
+// dst of x's shape. Evaluated on one dense row: x and g are made dense (each
 // stays one element when it is one broadcast: a reduction's gradient), so
 // one row loop serves. Every expression whose leaves share a floating type
 // compiles this kernel, needed or not (whether the leaves are one tensor is
@@ -293,11 +276,11 @@ template <class L, class T, class Fn>
 void write_summed_gradient(const Tensor<L>& dst, bool accumulate, const Tensor<T>& g, const Fn& dfdx,
                            const Tensor<L>& x) {
   const Tensor<L> base = accumulate ? dst : scalar_tensor<L>(-L(0));
-  const auto total = base + as_type<L>(dense_or_single(g) * OneLeaf<Fn, L>(dfdx, x.is_contiguous() ? x : materialize<L>(x)));
+  const auto total = base + as_type<L>(dense_or_single(g) * OneLeaf<Fn, L>(dfdx, dense_or_single(x)));
   const Plan plan = Plan::linear(static_cast<int>(dst.sizes().size()), dst.numel());
   const auto ev = total.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
-  write_tiles(dst, plan, &write_unit_tile<L, Ev>, &ev);
+  write_tiles(dst, plan, &write_tile<L, Ev, /*UnitRows=*/true>, &ev);
 }
 
 // ----- create_graph: expressions recorded one op at a time ----------------------
@@ -614,10 +597,11 @@ class FusedNode final : public TypedNode<typename E::value_type> {
             const auto dfdx = std::apply([](const auto&... d) { return (... + d); },
                                          detail::leaf_gradients(*expr_, ScalarLeaf<L>(L(1))));
             // Straight into an existing .grad (one kernel instead of a new
-            // buffer and an add) when nothing else shares its memory;
-            // otherwise into a new buffer.
+            // buffer and an add), else into a new buffer. An x or g that shares
+            // .grad's memory is safe: the kernel reads them dense, as copies
+            // unless they map element i to .grad's element i.
             Tensor<L>* grad = direct_grad_slot<L>(this->next[0], x.sizes());
-            const bool direct = grad && !grad->is_alias_of(x) && !grad->is_alias_of(g);
+            const bool direct = grad != nullptr;
             const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(x.sizes());
             detail::write_summed_gradient(dst, direct, g, dfdx, x);
             if (direct) grad->storage()->bump_version();

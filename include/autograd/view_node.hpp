@@ -145,8 +145,8 @@ void record_view(const Tensor<T>& base, const Tensor<T>& view) {
 // another view), so the view's grad_fn is derived again from the base's.
 // (Under no-grad nothing is recorded; the view catches up later.)
 template <class T>
-void sync_view(const Tensor<T>& view) {
-  TensorImpl& impl = *view.impl_ptr();
+void sync_view(const std::shared_ptr<TensorImpl>& view_impl) {
+  TensorImpl& impl = *view_impl;
   const uint64_t now = impl.storage->version();
   if (impl.view_version == now || !grad_mode_flag()) return;
   impl.view_version = now;
@@ -155,13 +155,8 @@ void sync_view(const Tensor<T>& view) {
       impl.autograd->grad_fn.reset();
       impl.autograd->requires_grad = false;
     }
-    if (!(impl.autograd && impl.autograd->requires_grad)) record_view(Tensor<T>(impl.view_base), view);
+    if (!(impl.autograd && impl.autograd->requires_grad)) record_view(Tensor<T>(impl.view_base), Tensor<T>(view_impl));
   }
-}
-
-template <class T>
-void sync_view_of(const std::shared_ptr<TensorImpl>& view) {
-  sync_view(Tensor<T>(view));
 }
 
 }  // namespace tsr::detail

@@ -98,12 +98,15 @@ inline int64_t tile_count(const Plan& p) {
 
 // Writes one tile: n elements of a row of an expression, whose evaluator
 // (type-erased) is placed at the tile's start index. The only part of a
-// tiled evaluation that depends on the expression.
-template <class T, class Ev>
+// tiled evaluation that depends on the expression. `UnitRows`: the caller
+// knows every row is dense output with leaves of inner stride 0 or 1, and
+// only that row loop is compiled.
+template <class T, class Ev, bool UnitRows = false>
 void write_tile(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n) {
   Ev local = *static_cast<const Ev*>(ev);
   local.set_row(idx, nd);
-  write_row(out, out_stride, local, n);
+  if constexpr (UnitRows && Ev::simd && std::is_same_v<typename Ev::value_type, T>) write_row_simd<false>(out, local, n);
+  else write_row(out, out_stride, local, n);
 }
 template <class T>
 using TileWriter = void (*)(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n);
