@@ -205,9 +205,9 @@ TSR_HOST_DEVICE inline V erfc_(V x) {
 // (detail/float_trig.hpp, detail/float_exp.hpp); more specialized than
 // xsimd's templates, so overload resolution picks them.
 template <class A>
-inline xsimd::batch<float, A> sin(const xsimd::batch<float, A>& x) { return detail::fast_sin(x); }
+[[gnu::always_inline]] inline xsimd::batch<float, A> sin(const xsimd::batch<float, A>& x) { return detail::fast_sin(x); }
 template <class A>
-inline xsimd::batch<float, A> cos(const xsimd::batch<float, A>& x) { return detail::fast_cos(x); }
+[[gnu::always_inline]] inline xsimd::batch<float, A> cos(const xsimd::batch<float, A>& x) { return detail::fast_cos(x); }
 // exp and tanh: xsimd's, with their helpers inlined (flatten). As out-of-line
 // calls they made exp of a float batch 1.8x slower than Eigen's (inlined,
 // 0.6x), and tanh 4.3x (inlined, 2.6x: xsimd computes tanh through exp and
@@ -244,7 +244,7 @@ inline xsimd::batch<float, A> tan(const xsimd::batch<float, A>& x) {
                       [](float v) { return static_cast<float>(std::tan(static_cast<double>(v))); });
 }
 template <class A>
-inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& x) { return detail::fast_exp(x); }
+[[gnu::always_inline]] inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& x) { return detail::fast_exp(x); }
 template <class A>
 [[gnu::flatten]] inline xsimd::batch<float, A> tanh(const xsimd::batch<float, A>& x) { return xsimd::tanh(x); }
 }  // namespace m
@@ -384,7 +384,7 @@ struct Reciprocal : FloatOp {
   struct Name : FloatOp {                                                     \
     static constexpr const char* name = str;                                  \
     static constexpr bool simd = true;                                        \
-    template <class V> TSR_HOST_DEVICE V operator()(V x) const {              \
+    template <class V> [[gnu::always_inline]] TSR_HOST_DEVICE V operator()(V x) const {\
       using namespace m;                                                      \
       return expr;                                                            \
     }                                                                         \

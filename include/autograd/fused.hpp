@@ -231,9 +231,9 @@ struct OneLeafEval {
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { leaf.set_row(idx, nd); }
   TSR_HOST_DEVICE value_type operator[](int64_t i) const { return fn.at(leaf[i]); }
   template <class B>
-  B batch(int64_t i) const { return fn.template at_batch<B>(leaf.template batch<B>(i)); }
+  [[gnu::always_inline]] B batch(int64_t i) const { return fn.template at_batch<B>(leaf.template batch<B>(i)); }
   template <class B>
-  B batch_contig(int64_t i) const { return fn.template at_batch<B>(leaf.template batch_contig<B>(i)); }
+  [[gnu::always_inline]] B batch_contig(int64_t i) const { return fn.template at_batch<B>(leaf.template batch_contig<B>(i)); }
   bool unit_inner() const { return leaf.unit_inner(); }
   bool contiguous_inner() const { return leaf.contiguous_inner(); }
 };

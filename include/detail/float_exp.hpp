@@ -21,6 +21,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "lanes_by_scalar.hpp"
+#include "simd_fma.hpp"
 
 namespace tsr::detail {
 
@@ -35,8 +36,8 @@ template <class A>
 inline xsimd::batch<float, A> reduce_ln2(const xsimd::batch<float, A>& x, xsimd::batch<float, A>& n) {
   using B = xsimd::batch<float, A>;
   n = xsimd::nearbyint(x * B(0x1.715476p+0f));   // log2(e)
-  const B r = xsimd::fnma(n, B(0.693359375f), x);  // ln2 rounded to 9 bits (Cephes' C1)
-  return xsimd::fnma(n, B(-2.12194440e-4f), r);    // ln2 - C1
+  const B r = detail::fnma(n, B(0.693359375f), x);  // ln2 rounded to 9 bits (Cephes' C1)
+  return detail::fnma(n, B(-2.12194440e-4f), r);    // ln2 - C1
 }
 
 // exp(r) - 1 for |r| <= ln2/2: r + r^2 p(r), Cephes' expf polynomial p in
@@ -45,10 +46,10 @@ template <class A>
 inline xsimd::batch<float, A> expm1_reduced(const xsimd::batch<float, A>& r) {
   using B = xsimd::batch<float, A>;
   const B r2 = r * r;
-  const B lo = xsimd::fma(B(1.6666277e-01f), r, B(5.0000000e-01f));
-  const B hi = xsimd::fma(B(8.3955629e-03f), r, B(4.1665401e-02f));
-  const B p = xsimd::fma(B(1.3997796e-03f), r2 * r2, xsimd::fma(hi, r2, lo));
-  return xsimd::fma(p, r2, r);
+  const B lo = detail::fma(B(1.6666277e-01f), r, B(5.0000000e-01f));
+  const B hi = detail::fma(B(8.3955629e-03f), r, B(4.1665401e-02f));
+  const B p = detail::fma(B(1.3997796e-03f), r2 * r2, detail::fma(hi, r2, lo));
+  return detail::fma(p, r2, r);
 }
 
 // v * 2^n by an integer add to the exponent bits: exact where v and the
@@ -70,7 +71,7 @@ inline xsimd::batch<float, A> exp_in_range(const xsimd::batch<float, A>& x) {
 }
 
 template <class A>
-inline xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
   const B v = exp_in_range(x);
   const auto in_range = (x >= B(kExpFastMin)) & (x <= B(kExpFastMax));  // false for NaN

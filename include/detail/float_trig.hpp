@@ -19,6 +19,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "lanes_by_scalar.hpp"
+#include "simd_fma.hpp"
 
 namespace tsr::detail {
 
@@ -36,10 +37,10 @@ inline void reduce_half_pi(const xsimd::batch<float, A>& ax, xsimd::batch<float,
   // multiple of pi/2 (three parts left 6 ulps at x = 3 pi).
   constexpr float kP1 = 0x1.92p+0f, kP2 = 0x1.fb4p-12f, kP3 = 0x1.444p-24f, kP4 = 0x1.68c234p-39f;
   const B n = xsimd::nearbyint(ax * B(0x1.45f306p-1f));  // 2/pi
-  r = xsimd::fnma(n, B(kP1), ax);
-  r = xsimd::fnma(n, B(kP2), r);
-  r = xsimd::fnma(n, B(kP3), r);
-  r = xsimd::fnma(n, B(kP4), r);
+  r = detail::fnma(n, B(kP1), ax);
+  r = detail::fnma(n, B(kP2), r);
+  r = detail::fnma(n, B(kP3), r);
+  r = detail::fnma(n, B(kP4), r);
   q = xsimd::batch_cast<int32_t>(n);
 }
 
@@ -47,15 +48,15 @@ inline void reduce_half_pi(const xsimd::batch<float, A>& ax, xsimd::batch<float,
 template <class A>
 inline xsimd::batch<float, A> sin_poly(const xsimd::batch<float, A>& r, const xsimd::batch<float, A>& z) {
   using B = xsimd::batch<float, A>;
-  const B p = xsimd::fma(xsimd::fma(B(-1.9515295891e-4f), z, B(8.3321608736e-3f)), z, B(-1.6666654611e-1f));
-  return xsimd::fma(p * z, r, r);
+  const B p = detail::fma(detail::fma(B(-1.9515295891e-4f), z, B(8.3321608736e-3f)), z, B(-1.6666654611e-1f));
+  return detail::fma(p * z, r, r);
 }
 template <class A>
 inline xsimd::batch<float, A> cos_poly(const xsimd::batch<float, A>& z) {
   using B = xsimd::batch<float, A>;
-  const B p = xsimd::fma(xsimd::fma(B(2.443315711809948e-5f), z, B(-1.388731625493765e-3f)), z,
+  const B p = detail::fma(detail::fma(B(2.443315711809948e-5f), z, B(-1.388731625493765e-3f)), z,
                          B(4.166664568298827e-2f));
-  return xsimd::fma(z, B(-0.5f), p * z * z) + B(1.f);
+  return detail::fma(z, B(-0.5f), p * z * z) + B(1.f);
 }
 
 // Quadrant q of |x|: sin(|x|) is +-sin(r) for even q, +-cos(r) for odd q,
@@ -73,7 +74,7 @@ inline xsimd::batch<float, A> quadrant_value(const xsimd::batch<float, A>& r, co
 
 // sin (Cos false) or cos of a float batch.
 template <bool Cos, class A>
-inline xsimd::batch<float, A> fast_sin_cos(const xsimd::batch<float, A>& x) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> fast_sin_cos(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
   using I = xsimd::batch<int32_t, A>;
   const B ax = xsimd::abs(x);
@@ -90,11 +91,11 @@ inline xsimd::batch<float, A> fast_sin_cos(const xsimd::batch<float, A>& x) {
 }
 
 template <class A>
-inline xsimd::batch<float, A> fast_sin(const xsimd::batch<float, A>& x) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> fast_sin(const xsimd::batch<float, A>& x) {
   return fast_sin_cos<false>(x);
 }
 template <class A>
-inline xsimd::batch<float, A> fast_cos(const xsimd::batch<float, A>& x) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> fast_cos(const xsimd::batch<float, A>& x) {
   return fast_sin_cos<true>(x);
 }
 

@@ -28,6 +28,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "simd_fma.hpp"
 #include "thread_pool.hpp"
 
 namespace tsr::detail {
@@ -287,8 +288,8 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 #pragma GCC unroll 12
     for (int64_t i = 0; i < MR; ++i) {
       const B ai(a[i]);
-      acc0[i] = xsimd::fma(ai, b0, acc0[i]);
-      acc1[i] = xsimd::fma(ai, b1, acc1[i]);
+      acc0[i] = detail::fma(ai, b0, acc0[i]);
+      acc1[i] = detail::fma(ai, b1, acc1[i]);
     }
   }
   const B va(alpha);
@@ -298,8 +299,8 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
       B r0 = va * acc0[i], r1 = va * acc1[i];
       if (beta != T(0)) {
         const B vb(beta);
-        r0 = xsimd::fma(vb, B::load_unaligned(row), r0);
-        r1 = xsimd::fma(vb, B::load_unaligned(row + W), r1);
+        r0 = detail::fma(vb, B::load_unaligned(row), r0);
+        r1 = detail::fma(vb, B::load_unaligned(row + W), r1);
       }
       r0.store_unaligned(row);
       r1.store_unaligned(row + W);
@@ -383,7 +384,7 @@ void outer(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, T alp
         const B va(alpha), vai(ai), vb(beta);
         for (; j + W <= n; j += W) {
           B r = va * (vai * B::load_unaligned(b.p + j));
-          if (beta != T(0)) r = xsimd::fma(vb, B::load_unaligned(row + j), r);
+          if (beta != T(0)) r = detail::fma(vb, B::load_unaligned(row + j), r);
           r.store_unaligned(row + j);
         }
       }
@@ -415,8 +416,8 @@ void gemv(MatView<T> a, const T* x, int64_t incx, T* y, int64_t incy, int64_t m,
         int64_t j = 0;
         for (; j + 4 * W <= k; j += 4 * W)
           for (int u = 0; u < 4; ++u)
-            acc[u] = xsimd::fma(B::load_unaligned(row + j + u * W), B::load_unaligned(x + j + u * W), acc[u]);
-        for (; j + W <= k; j += W) acc[0] = xsimd::fma(B::load_unaligned(row + j), B::load_unaligned(x + j), acc[0]);
+            acc[u] = detail::fma(B::load_unaligned(row + j + u * W), B::load_unaligned(x + j + u * W), acc[u]);
+        for (; j + W <= k; j += W) acc[0] = detail::fma(B::load_unaligned(row + j), B::load_unaligned(x + j), acc[0]);
         s = xsimd::hadd((acc[0] + acc[1]) + (acc[2] + acc[3]));
         for (; j < k; ++j) s += row[j] * x[j];
       } else {
@@ -466,7 +467,7 @@ void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, i
 #pragma GCC unroll 8
           for (int64_t r = 0; r < RI; ++r)
 #pragma GCC unroll 8
-            for (int64_t s = 0; s < RJ; ++s) acc[r][s] = xsimd::fma(va[r], vb[s], acc[r][s]);
+            for (int64_t s = 0; s < RJ; ++s) acc[r][s] = detail::fma(va[r], vb[s], acc[r][s]);
         }
         for (int64_t r = 0; r < std::min(RI, i1 - i); ++r)
           for (int64_t s = 0; s < std::min(RJ, n - j); ++s) {
