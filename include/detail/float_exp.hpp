@@ -33,7 +33,7 @@ inline constexpr float kExpFastMax = 88.72283f;  // largest float x with exp(x) 
 // x = n ln2 + r with |r| <= ln2/2 (two-part Cody-Waite with fused
 // multiply-adds; exact where |n| <= 255): returns r, sets n.
 template <class A>
-inline xsimd::batch<float, A> reduce_ln2(const xsimd::batch<float, A>& x, xsimd::batch<float, A>& n) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> reduce_ln2(const xsimd::batch<float, A>& x, xsimd::batch<float, A>& n) {
   using B = xsimd::batch<float, A>;
   n = xsimd::nearbyint(x * B(0x1.715476p+0f));   // log2(e)
   const B r = detail::fnma(n, B(0.693359375f), x);  // ln2 rounded to 9 bits (Cephes' C1)
@@ -43,7 +43,7 @@ inline xsimd::batch<float, A> reduce_ln2(const xsimd::batch<float, A>& x, xsimd:
 // exp(r) - 1 for |r| <= ln2/2: r + r^2 p(r), Cephes' expf polynomial p in
 // Estrin's order (two short chains instead of one long one).
 template <class A>
-inline xsimd::batch<float, A> expm1_reduced(const xsimd::batch<float, A>& r) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> expm1_reduced(const xsimd::batch<float, A>& r) {
   using B = xsimd::batch<float, A>;
   const B r2 = r * r;
   const B lo = detail::fma(B(1.6666277e-01f), r, B(5.0000000e-01f));
@@ -55,7 +55,7 @@ inline xsimd::batch<float, A> expm1_reduced(const xsimd::batch<float, A>& r) {
 // v * 2^n by an integer add to the exponent bits: exact where v and the
 // result are normal floats.
 template <class A>
-inline xsimd::batch<float, A> times_pow2(const xsimd::batch<float, A>& v, const xsimd::batch<float, A>& n) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> times_pow2(const xsimd::batch<float, A>& v, const xsimd::batch<float, A>& n) {
   using B = xsimd::batch<float, A>;
   using I = xsimd::batch<int32_t, A>;
   return xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(v) + (xsimd::batch_cast<int32_t>(n) << 23));
@@ -63,7 +63,7 @@ inline xsimd::batch<float, A> times_pow2(const xsimd::batch<float, A>& v, const 
 
 // exp(x) for x in [kExpFastMin, kExpFastMax] (other lanes give garbage).
 template <class A>
-inline xsimd::batch<float, A> exp_in_range(const xsimd::batch<float, A>& x) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> exp_in_range(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
   B n;
   const B r = reduce_ln2(x, n);

@@ -29,7 +29,7 @@ inline constexpr float kFastTrigBound = 128.f;
 
 // |x| reduced by pi/2: r in [-pi/4, pi/4] and the quadrant q (|x| = q*pi/2 + r).
 template <class A>
-inline void reduce_half_pi(const xsimd::batch<float, A>& ax, xsimd::batch<float, A>& r,
+[[gnu::always_inline]] inline void reduce_half_pi(const xsimd::batch<float, A>& ax, xsimd::batch<float, A>& r,
                            xsimd::batch<int32_t, A>& q) {
   using B = xsimd::batch<float, A>;
   // pi/2 in four floats (8, 12, 12 and 24 significant bits; 8e-20 short),
@@ -46,13 +46,13 @@ inline void reduce_half_pi(const xsimd::batch<float, A>& ax, xsimd::batch<float,
 
 // sin(r) and cos(r) for |r| <= pi/4 (z = r*r).
 template <class A>
-inline xsimd::batch<float, A> sin_poly(const xsimd::batch<float, A>& r, const xsimd::batch<float, A>& z) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> sin_poly(const xsimd::batch<float, A>& r, const xsimd::batch<float, A>& z) {
   using B = xsimd::batch<float, A>;
   const B p = detail::fma(detail::fma(B(-1.9515295891e-4f), z, B(8.3321608736e-3f)), z, B(-1.6666654611e-1f));
   return detail::fma(p * z, r, r);
 }
 template <class A>
-inline xsimd::batch<float, A> cos_poly(const xsimd::batch<float, A>& z) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> cos_poly(const xsimd::batch<float, A>& z) {
   using B = xsimd::batch<float, A>;
   const B p = detail::fma(detail::fma(B(2.443315711809948e-5f), z, B(-1.388731625493765e-3f)), z,
                          B(4.166664568298827e-2f));
@@ -62,7 +62,7 @@ inline xsimd::batch<float, A> cos_poly(const xsimd::batch<float, A>& z) {
 // Quadrant q of |x|: sin(|x|) is +-sin(r) for even q, +-cos(r) for odd q,
 // negative for q mod 4 in {2, 3}; cos(|x|) is the same one quadrant on.
 template <class A>
-inline xsimd::batch<float, A> quadrant_value(const xsimd::batch<float, A>& r, const xsimd::batch<int32_t, A>& q) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> quadrant_value(const xsimd::batch<float, A>& r, const xsimd::batch<int32_t, A>& q) {
   using B = xsimd::batch<float, A>;
   using I = xsimd::batch<int32_t, A>;
   const B z = r * r;
