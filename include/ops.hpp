@@ -12,8 +12,9 @@
 #include <xsimd/xsimd.hpp>
 
 #include "detail/float_exp.hpp"
-#include "detail/lanes_by_scalar.hpp"
+#include "detail/float_tanh.hpp"
 #include "detail/float_trig.hpp"
+#include "detail/lanes_by_scalar.hpp"
 #include "expr.hpp"
 
 namespace tsr::ops {
@@ -201,17 +202,15 @@ TSR_HOST_DEVICE inline V erfc_(V x) {
   }
 }
 
-// Float batches: sin, cos and exp inlined for the common range
-// (detail/float_trig.hpp, detail/float_exp.hpp); more specialized than
-// xsimd's templates, so overload resolution picks them.
+// Float batches: sin, cos, exp and tanh inlined for the common range
+// (detail/float_trig.hpp, detail/float_exp.hpp, detail/float_tanh.hpp);
+// more specialized than xsimd's templates, so overload resolution picks them.
 template <class A>
 [[gnu::always_inline]] inline xsimd::batch<float, A> sin(const xsimd::batch<float, A>& x) { return detail::fast_sin(x); }
 template <class A>
 [[gnu::always_inline]] inline xsimd::batch<float, A> cos(const xsimd::batch<float, A>& x) { return detail::fast_cos(x); }
-// exp and tanh: xsimd's, with their helpers inlined (flatten). As out-of-line
-// calls they made exp of a float batch 1.8x slower than Eigen's (inlined,
-// 0.6x), and tanh 4.3x (inlined, 2.6x: xsimd computes tanh through exp and
-// a division, Eigen with a rational approximation of a few ulp).
+// Double exp, and exp2: xsimd's, with the C library where the result leaves
+// the normal range.
 template <class A>
 inline xsimd::batch<double, A> exp(const xsimd::batch<double, A>& x) {
   return lanes_from_std(x, xsimd::exp(x), x < kExpNormalMin, [](double v) { return std::exp(v); });
@@ -246,7 +245,7 @@ inline xsimd::batch<float, A> tan(const xsimd::batch<float, A>& x) {
 template <class A>
 [[gnu::always_inline]] inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& x) { return detail::fast_exp(x); }
 template <class A>
-[[gnu::flatten]] inline xsimd::batch<float, A> tanh(const xsimd::batch<float, A>& x) { return xsimd::tanh(x); }
+[[gnu::always_inline]] inline xsimd::batch<float, A> tanh(const xsimd::batch<float, A>& x) { return detail::fast_tanh(x); }
 }  // namespace m
 
 // ----- arithmetic ------------------------------------------------------------

@@ -379,6 +379,23 @@ TEST_CASE("broadcasting errors use PyTorch's text") {
                        "The size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 2", Error);
 }
 
+namespace {
+// Floats from 0 to |end| whose bit patterns are 509 apart, with end's sign:
+// a walk over every binade of a range for the inlined batch paths below.
+std::vector<float> every_509th_float(float end) {
+  uint32_t top;
+  std::memcpy(&top, &end, sizeof top);
+  top &= 0x7fffffffu;
+  std::vector<float> out;
+  for (uint32_t u = 0; u <= top; u += 509) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    out.push_back(std::copysign(f, end));
+  }
+  return out;
+}
+}  // namespace
+
 TEST_CASE("float exp: the inlined batch path is within 1.6 ulp of double-precision libm") {
   // detail/float_exp.hpp computes x in [kExpFastMin, kExpFastMax] itself and
   // hands the rest (subnormal or zero results, overflow, inf, nan) to the C
@@ -386,16 +403,8 @@ TEST_CASE("float exp: the inlined batch path is within 1.6 ulp of double-precisi
   // million), the ends of the fast range and their neighbours, against
   // std::exp in double (PyTorch's own float exp is within 1 ulp of it).
   std::vector<float> xs;
-  for (float end : {tsr::detail::kExpFastMax, -103.98f}) {
-    uint32_t top;
-    std::memcpy(&top, &end, sizeof top);
-    top &= 0x7fffffffu;
-    for (uint32_t u = 0; u <= top; u += 509) {
-      float f;
-      std::memcpy(&f, &u, sizeof f);
-      xs.push_back(std::copysign(f, end));
-    }
-  }
+  for (float end : {tsr::detail::kExpFastMax, -103.98f})
+    for (float f : every_509th_float(end)) xs.push_back(f);
   for (float f : {tsr::detail::kExpFastMin, tsr::detail::kExpFastMax}) {
     xs.push_back(std::nextafter(f, -INFINITY));
     xs.push_back(f);
@@ -420,11 +429,7 @@ TEST_CASE("float sin and cos: the inlined batch path is within 1 ulp of double-p
   // path), against std::sin/std::cos in double rounded to float.
   std::vector<float> xs;
   const float bound = tsr::detail::kFastTrigBound;
-  uint32_t top;
-  std::memcpy(&top, &bound, sizeof top);
-  for (uint32_t u = 0; u <= top; u += 509) {
-    float f;
-    std::memcpy(&f, &u, sizeof f);
+  for (float f : every_509th_float(bound)) {
     xs.push_back(f);
     xs.push_back(-f);
   }
@@ -444,4 +449,25 @@ TEST_CASE("float sin and cos: the inlined batch path is within 1 ulp of double-p
   CHECK(test::worst_ulp<float>(cos(x), tensor<double>(want_cos)) <= 1);
   // The signs of zero survive (sin is odd, cos(-0) = 1).
   CHECK(std::signbit(sin(tensor<float>({-0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f})).eval()(0)));
+}
+
+TEST_CASE("float tanh: the inlined batch path is within 1.4 ulp of double-precision libm") {
+  // detail/float_tanh.hpp: a polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1)
+  // above it with |x| capped at 9. Every 509th float of [0, 20] (about 2.2
+  // million) and their negatives, both sides of the switch and of the cap,
+  // zeros, inf and nan, against std::tanh in double (worst seen over every
+  // 7th float of [-20, 20]: 1.33 ulp).
+  std::vector<float> xs;
+  for (float f : every_509th_float(20.f)) {
+    xs.push_back(f);
+    xs.push_back(-f);
+  }
+  for (float m : {0.625f, 9.f})
+    for (float f : {std::nextafter(m, 0.f), m, std::nextafter(m, 20.f)}) xs.push_back(f);
+  for (float f : {0.f, -0.f, INFINITY, -INFINITY, NAN}) xs.push_back(f);
+  const auto x = tensor<float>(xs);
+  std::vector<double> want(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) want[i] = std::tanh(static_cast<double>(xs[i]));
+  CHECK(test::worst_ulp<float>(tanh(x), tensor<double>(want)) <= 1.4);
+  CHECK(std::signbit(tanh(tensor<float>({-0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f})).eval()(0)));
 }

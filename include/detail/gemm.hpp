@@ -17,6 +17,7 @@
 // bitwise identical for 1 and 2 threads.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -315,7 +316,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
   for (int64_t i = 0; i < mr; ++i)
     for (int64_t j = 0; j < nr; ++j) {
       T& out = c(i, j);
-      out = beta != T(0) ? beta * out + tile[i * NR + j] : tile[i * NR + j];
+      out = beta != T(0) ? std::fma(beta, out, tile[i * NR + j]) : tile[i * NR + j];  // as the full tile's fma
     }
 }
 
