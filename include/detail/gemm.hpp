@@ -17,7 +17,6 @@
 // bitwise identical for 1 and 2 threads.
 #pragma once
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -293,10 +292,11 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
       acc1[i] = detail::fma(ai, b1, acc1[i]);
     }
   }
+  // alpha * acc + beta * C into MR rows of NR values, ld apart.
   const B va(alpha);
-  if (mr == MR && nr == NR && c.cs == 1) {
+  auto write_rows = [&](T* p, int64_t ld) __attribute__((always_inline)) {
     for (int64_t i = 0; i < MR; ++i) {
-      T* row = c.p + i * c.rs;
+      T* row = p + i * ld;
       B r0 = va * acc0[i], r1 = va * acc1[i];
       if (beta != T(0)) {
         const B vb(beta);
@@ -306,18 +306,20 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
       r0.store_unaligned(row);
       r1.store_unaligned(row + W);
     }
-    return;
-  }
+  };
+  if (mr == MR && nr == NR && c.cs == 1) return write_rows(c.p, c.rs);
+  // A partial tile goes through a buffer holding its part of C (zeros
+  // around it), with the same arithmetic: an edge tile rounds as an interior
+  // one on every instruction set, whatever the thread count makes an edge.
   alignas(64) T tile[MR * NR];
-  for (int64_t i = 0; i < MR; ++i) {
-    (va * acc0[i]).store_aligned(tile + i * NR);
-    (va * acc1[i]).store_aligned(tile + i * NR + W);
+  if (beta != T(0)) {
+    std::fill_n(tile, MR * NR, T(0));
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t j = 0; j < nr; ++j) tile[i * NR + j] = c(i, j);
   }
+  write_rows(tile, NR);
   for (int64_t i = 0; i < mr; ++i)
-    for (int64_t j = 0; j < nr; ++j) {
-      T& out = c(i, j);
-      out = beta != T(0) ? std::fma(beta, out, tile[i * NR + j]) : tile[i * NR + j];  // as the full tile's fma
-    }
+    for (int64_t j = 0; j < nr; ++j) c(i, j) = tile[i * NR + j];
 }
 
 // The B panels of one (kc x nc) step: packed, or read in place where B's

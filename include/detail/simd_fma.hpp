@@ -32,7 +32,10 @@ template <class T, class A>
   else return xsimd::fma(x, y, z);
 }
 
-// z - x * y, rounded once.
+// z - x * y, rounded once. (Not fma(-x, y, z): xsimd negates an AVX-512
+// batch as 0 - x, two instructions the compiler does not fold into the
+// negated multiply-add, and in reduce_ln2 and reduce_half_pi this is the
+// hot loop.)
 template <class T, class A>
 [[gnu::always_inline]] inline xsimd::batch<T, A> fnma(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
                                                       const xsimd::batch<T, A>& z) {
