@@ -9,6 +9,9 @@ ninja -C build-bench "bench/${1:-elementwise}" >/dev/null
 # libtorch's OpenMP threads busy-wait after each parallel region unless told
 # otherwise; on two cores that takes the cores from its own BLAS threads and
 # from the other side's turns (libtorch's CNN step: 17-26 ms spinning, 9-13 ms
-# passive). The nn comparison lets them sleep.
-if [ "${1:-}" = nn ]; then export OMP_WAIT_POLICY=passive; fi
+# passive). The nn comparison lets them sleep, and so the OpenBLAS threads
+# that libtorch's products run on, which otherwise spin after each product
+# and took a core from tessera's next turn in about half the runs (its MLP
+# step 0.39 or 1.03 ms, its CNN step 11 or 25 ms, from run to run).
+if [ "${1:-}" = nn ]; then export OMP_WAIT_POLICY=passive OPENBLAS_THREAD_TIMEOUT=4; fi
 ./build-bench/bench/"${1:-elementwise}"

@@ -15,6 +15,52 @@ using test::keys_of;
 
 // ----- convolutions, pooling, normalization, embeddings ---------------------------
 
+// The patch matrix and its adjoint against their definitions, written as
+// direct loops: geometries with rows of 1 to 37 outputs (one, two and three
+// AVX-512 registers), strides 1 and 2, padding on both sides, dilation; and
+// the adjoint identity <im2col(x), y> = <x, col2im(y)>.
+TEST_CASE("im2col and col2im follow their definitions") {
+  struct Case {
+    int64_t c, h, w, kh, kw, sh, sw, top, left, dh, dw;
+  };
+  const Case cases[] = {{2, 5, 37, 3, 5, 1, 1, 1, 2, 1, 1}, {3, 4, 17, 2, 3, 1, 1, 0, 1, 1, 2},
+                        {1, 6, 40, 5, 5, 2, 2, 2, 2, 1, 1}, {2, 3, 1, 2, 1, 1, 1, 1, 0, 1, 1},
+                        {2, 7, 14, 5, 5, 1, 1, 2, 2, 1, 1}, {1, 4, 20, 3, 3, 1, 1, 3, 4, 1, 1}};
+  for (const Case& k : cases) {
+    const int64_t oh = (k.h + 2 * k.top - k.dh * (k.kh - 1) - 1) / k.sh + 1;
+    const int64_t ow = (k.w + 2 * k.left - k.dw * (k.kw - 1) - 1) / k.sw + 1;
+    const detail::Window2d g{k.kh, k.kw, k.sh, k.sw, k.top, k.left, k.dh, k.dw, k.h, k.w, oh, ow};
+    CAPTURE(k.w);
+    CAPTURE(k.sw);
+    const int64_t n = 2, rows = k.c * k.kh * k.kw, cols = n * oh * ow;
+    const Tensor<double> x = randn<double>({n, k.c, k.h, k.w});
+    const Tensor<double> y = randn<double>({rows, cols});
+    // The definition: entry (c kh + i) kw + j, b oh ow + oy ow + ox reads
+    // x[b, c, oy sh - top + i dh, ox sw - left + j dw], or 0 outside.
+    auto expected = zeros<double>({rows, cols});
+    auto adjoint = zeros<double>({n, k.c, k.h, k.w});
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t c = 0; c < k.c; ++c)
+        for (int64_t i = 0; i < k.kh; ++i)
+          for (int64_t j = 0; j < k.kw; ++j)
+            for (int64_t oy = 0; oy < oh; ++oy)
+              for (int64_t ox = 0; ox < ow; ++ox) {
+                const int64_t yy = oy * k.sh - k.top + i * k.dh, xx = ox * k.sw - k.left + j * k.dw;
+                if (yy < 0 || yy >= k.h || xx < 0 || xx >= k.w) continue;
+                const int64_t r = (c * k.kh + i) * k.kw + j, l = (b * oh + oy) * ow + ox;
+                expected.data_ptr()[r * cols + l] = x.data_ptr()[((b * k.c + c) * k.h + yy) * k.w + xx];
+                adjoint.data_ptr()[((b * k.c + c) * k.h + yy) * k.w + xx] += y.data_ptr()[r * cols + l];
+              }
+    CHECK(bitwise_equal(detail::im2col(x, g, 0.0), expected));
+    check_close(detail::col2im(y, g, k.c), adjoint, 1e-14, 1e-14, "col2im, double");
+    // float rows take the masked AVX-512 paths where the CPU has them
+    const Tensor<float> xf = x.to<float>(), yf = y.to<float>();
+    CHECK(bitwise_equal(detail::im2col(xf, g, 0.f), expected.to<float>()));
+    check_close(detail::col2im(yf, g, k.c), adjoint.to<float>(), 1e-5, 1e-5, "col2im, float");
+    CHECK(sum(detail::im2col(x, g, 0.0) * y).item() == doctest::Approx(sum(x * detail::col2im(y, g, k.c)).item()));
+  }
+}
+
 TEST_CASE("convolutions initialize as PyTorch's for the same seed") {
   manual_seed(0);
   nn::Conv2d c2(nn::Conv2dOptions(1, 16, 5).padding(2));

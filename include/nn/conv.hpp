@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/window_row.hpp"
 #include "fused_activation.hpp"
 #include "holder.hpp"
 #include "init.hpp"
@@ -53,12 +54,6 @@ Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill);
 template <class T>
 Tensor<T> col2im(const Tensor<T>& cols, const Window2d& g, int64_t channels);
 
-// Calls f(row, l, at, count, step) for every run of one image's patch
-// matrix: entries l .. l + count - 1 of row `row` (row = (c kh + i) kw + j,
-// l = oy ow + ox) read the input at at, at + step, ...; at = -1 for a run
-// outside the input. A row of the output splits into at most three runs
-// (left padding, inside, right padding), so the inner loops are plain
-// strided copies.
 // For kernel column j: the input column x0 of output column 0, and the
 // output columns [lo, hi) whose input column x0 + ox sw lies in [0, w).
 struct TapColumns {
@@ -71,48 +66,61 @@ inline TapColumns tap_columns(const Window2d& g, int64_t j) {
   return {x0, lo, hi};
 }
 
+// Ceiling of a / b for b > 0.
+inline int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+// Calls f(tap, oy0, oy1, at, lo, hi) for every kernel tap (i, j), tap =
+// i kw + j, of one image: for every channel c, patch-matrix row
+// c kh kw + tap holds oh pieces of ow entries, one per output row. Pieces
+// oy0 .. oy1 - 1 read the input: piece oy's entry ox, for lo <= ox < hi,
+// is at c h w + at + (oy - oy0) sh w + ox sw; every other entry lies in
+// the padding.
 template <class F>
-void for_each_patch_run(const Window2d& g, int64_t channels, F&& f) {
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t i = 0; i < g.kh; ++i)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const int64_t row = (c * g.kh + i) * g.kw + j;
-        const auto [x0, lo, hi] = tap_columns(g, j);
-        for (int64_t oy = 0; oy < g.oh; ++oy) {
-          const int64_t y = oy * g.sh - g.top + i * g.dh, l = oy * g.ow;
-          if (y < 0 || y >= g.h) {
-            f(row, l, int64_t{-1}, g.ow, int64_t{0});
-            continue;
-          }
-          if (lo > 0) f(row, l, int64_t{-1}, lo, int64_t{0});
-          if (hi > lo) f(row, l + lo, (c * g.h + y) * g.w + x0 + lo * g.sw, hi - lo, g.sw);
-          if (hi < g.ow) f(row, l + hi, int64_t{-1}, g.ow - hi, int64_t{0});
-        }
-      }
+void for_each_window_tap(const Window2d& g, F&& f) {
+  for (int64_t i = 0; i < g.kh; ++i) {
+    // The output rows whose input row oy sh - top + i dh lies in [0, h).
+    const int64_t first = std::clamp<int64_t>(ceil_div(g.top - i * g.dh, g.sh), 0, g.oh);
+    const int64_t last = std::clamp<int64_t>(ceil_div(g.h + g.top - i * g.dh, g.sh), first, g.oh);
+    for (int64_t j = 0; j < g.kw; ++j) {
+      const auto [x0, lo, hi] = tap_columns(g, j);
+      f(i * g.kw + j, first, last, (first * g.sh - g.top + i * g.dh) * g.w + x0, lo, hi);
+    }
+  }
 }
 
 // One image's patch matrix: src (C, H, W) -> rows of dst, `width` apart.
 template <class T>
 void im2col_image(const T* src, const Window2d& g, int64_t channels, T fill, T* dst, int64_t width) {
-  for_each_patch_run(g, channels, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
-    T* o = dst + row * width + l;
-    if (at < 0) std::fill(o, o + count, fill);
-    else if (step == 1) std::copy(src + at, src + at + count, o);  // a stride-1 convolution: plain copies
-    else for (int64_t k = 0; k < count; ++k) o[k] = src[at + k * step];
+  const int64_t ow = g.ow, step = g.sh * g.w, taps = g.kh * g.kw, plane = g.h * g.w;
+  for_each_window_tap(g, [&](int64_t tap, int64_t oy0, int64_t oy1, int64_t at, int64_t lo, int64_t hi) {
+    for (int64_t c = 0; c < channels; ++c) {
+      T* o = dst + (c * taps + tap) * width;
+      std::fill(o, o + oy0 * ow, fill);
+      if (g.sw == 1) {
+        copy_window_rows(o + oy0 * ow, src, c * plane + at, step, oy1 - oy0, ow, lo, hi, fill);
+      } else {
+        for (int64_t oy = oy0, a = c * plane + at; oy < oy1; ++oy, a += step) {
+          T* p = o + oy * ow;
+          std::fill(p, p + lo, fill);
+          for (int64_t k = lo; k < hi; ++k) p[k] = src[a + k * g.sw];
+          std::fill(p + hi, p + ow, fill);
+        }
+      }
+      std::fill(o + oy1 * ow, o + g.oh * ow, fill);
+    }
   });
 }
 // Its adjoint: src's rows (`width` apart) summed into one image dst (C, H, W).
 template <class T>
 void col2im_image(const T* src, int64_t width, const Window2d& g, int64_t channels, T* dst) {
-  for_each_patch_run(g, channels, [&](int64_t row, int64_t l, int64_t at, int64_t count, int64_t step) {
-    if (at < 0) return;
-    const T* v = src + row * width + l;
-    if (step == 1) {
-      T* d = dst + at;
-      for (int64_t k = 0; k < count; ++k) d[k] += v[k];
-    } else {
-      for (int64_t k = 0; k < count; ++k) dst[at + k * step] += v[k];
-    }
+  const int64_t ow = g.ow, step = g.sh * g.w, taps = g.kh * g.kw, plane = g.h * g.w;
+  for_each_window_tap(g, [&](int64_t tap, int64_t oy0, int64_t oy1, int64_t at, int64_t lo, int64_t hi) {
+    const T* v = src + tap * width + oy0 * ow;
+    if (g.sw == 1) return add_window_rows(dst, at, step, plane, v, ow, taps * width, oy1 - oy0, channels, lo, hi);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t oy = oy0; oy < oy1; ++oy)
+        for (int64_t k = lo; k < hi; ++k)
+          dst[c * plane + at + (oy - oy0) * step + k * g.sw] += v[c * taps * width + (oy - oy0) * ow + k];
   });
 }
 
