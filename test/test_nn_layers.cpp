@@ -17,15 +17,17 @@ using test::keys_of;
 
 // The patch matrix and its adjoint against their definitions, written as
 // direct loops: geometries with rows of 1 to 37 outputs (one, two and three
-// AVX-512 registers), strides 1 and 2, padding on both sides, dilation; and
-// the adjoint identity <im2col(x), y> = <x, col2im(y)>.
+// AVX-512 registers), strides 1 and 2, padding on both sides (once wider
+// than the output row, so that some taps read nothing), dilation; and the
+// adjoint identity <im2col(x), y> = <x, col2im(y)>.
 TEST_CASE("im2col and col2im follow their definitions") {
   struct Case {
     int64_t c, h, w, kh, kw, sh, sw, top, left, dh, dw;
   };
   const Case cases[] = {{2, 5, 37, 3, 5, 1, 1, 1, 2, 1, 1}, {3, 4, 17, 2, 3, 1, 1, 0, 1, 1, 2},
                         {1, 6, 40, 5, 5, 2, 2, 2, 2, 1, 1}, {2, 3, 1, 2, 1, 1, 1, 1, 0, 1, 1},
-                        {2, 7, 14, 5, 5, 1, 1, 2, 2, 1, 1}, {1, 4, 20, 3, 3, 1, 1, 3, 4, 1, 1}};
+                        {2, 7, 14, 5, 5, 1, 1, 2, 2, 1, 1}, {1, 4, 20, 3, 3, 1, 1, 3, 4, 1, 1},
+                        {2, 2, 1, 1, 5, 1, 1, 0, 2, 1, 1}};
   for (const Case& k : cases) {
     const int64_t oh = (k.h + 2 * k.top - k.dh * (k.kh - 1) - 1) / k.sh + 1;
     const int64_t ow = (k.w + 2 * k.left - k.dw * (k.kw - 1) - 1) / k.sw + 1;

@@ -45,24 +45,18 @@ inline void copy_window_rows(T* dst, const T* base, int64_t at, int64_t step, in
 #if defined(__AVX512F__)
   if constexpr (std::is_same_v<T, float>) {
     const __m512 f = _mm512_set1_ps(fill);
-    if (n <= 16) {  // a row in one register: the masks are the same for every row
-      const __mmask16 store = lanes_between(0, n), load = lanes_between(lo, hi);
-      for (int64_t r = 0; r < rows; ++r, dst += n, at += step)
-        _mm512_mask_storeu_ps(dst, store, _mm512_mask_loadu_ps(f, load, lane_address(base, at)));
-      return;
+    for (int64_t k = 0; k < n; k += 16) {  // 16 columns of every row at a time: one mask pair for all rows
+      const __mmask16 store = lanes_between(0, n - k), load = store & lanes_between(lo - k, hi - k);
+      for (int64_t r = 0; r < rows; ++r)
+        _mm512_mask_storeu_ps(dst + (r * n + k), store, _mm512_mask_loadu_ps(f, load, lane_address(base, at + r * step + k)));
     }
-    for (int64_t r = 0; r < rows; ++r, dst += n, at += step)
-      for (int64_t k = 0; k < n; k += 16) {
-        const __mmask16 store = lanes_between(0, n - k);
-        const __m512 v = _mm512_mask_loadu_ps(f, store & lanes_between(lo - k, hi - k), lane_address(base, at + k));
-        _mm512_mask_storeu_ps(dst + k, store, v);
-      }
     return;
   }
 #endif
   for (int64_t r = 0; r < rows; ++r, dst += n, at += step) {
     std::fill(dst, dst + lo, fill);
-    std::copy(base + (at + lo), base + (at + hi), dst + lo);  // at itself may lie before the buffer
+    // at + lo lies in the buffer only when the range is not empty (at itself may lie before it)
+    if (hi > lo) std::copy(base + (at + lo), base + (at + hi), dst + lo);
     std::fill(dst + hi, dst + n, fill);
   }
 }
@@ -88,19 +82,19 @@ inline void add_window_rows(T* base, int64_t at, int64_t step, int64_t plane, co
   for (int64_t pass = 0; pass < passes; ++pass)
     for (int64_t c = 0; c < planes; ++c)
       for (int64_t r = pass; r < rows; r += passes) {
-      T* d = base + (at + c * plane + r * step);
-      const T* v = src + (c * src_plane + r * n);
+        T* d = base + (at + c * plane + r * step);
+        const T* v = src + (c * src_plane + r * n);
 #if defined(__AVX512F__)
-      if constexpr (std::is_same_v<T, float>) {
-        for (int64_t k = 0; k < count; k += 16) {
-          const __mmask16 m = lanes_between(0, count - k);
-          _mm512_mask_storeu_ps(d + k, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d + k), _mm512_maskz_loadu_ps(m, v + k)));
+        if constexpr (std::is_same_v<T, float>) {
+          for (int64_t k = 0; k < count; k += 16) {
+            const __mmask16 m = lanes_between(0, count - k);
+            _mm512_mask_storeu_ps(d + k, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d + k), _mm512_maskz_loadu_ps(m, v + k)));
+          }
+          continue;
         }
-        continue;
-      }
 #endif
-      for (int64_t k = 0; k < count; ++k) d[k] += v[k];
-    }
+        for (int64_t k = 0; k < count; ++k) d[k] += v[k];
+      }
 }
 
 }  // namespace tsr::detail

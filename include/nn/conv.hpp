@@ -54,6 +54,17 @@ Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill);
 template <class T>
 Tensor<T> col2im(const Tensor<T>& cols, const Window2d& g, int64_t channels);
 
+// The outputs o in [0, count) whose input position origin + o stride lies
+// in [0, size): [lo, hi), empty (lo = hi) when there are none.
+struct OutputRange {
+  int64_t lo, hi;
+};
+inline OutputRange outputs_inside(int64_t origin, int64_t stride, int64_t size, int64_t count) {
+  const auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };  // b > 0
+  const int64_t lo = std::clamp<int64_t>(ceil_div(-origin, stride), 0, count);
+  return {lo, std::clamp<int64_t>(ceil_div(size - origin, stride), lo, count)};
+}
+
 // For kernel column j: the input column x0 of output column 0, and the
 // output columns [lo, hi) whose input column x0 + ox sw lies in [0, w).
 struct TapColumns {
@@ -61,13 +72,9 @@ struct TapColumns {
 };
 inline TapColumns tap_columns(const Window2d& g, int64_t j) {
   const int64_t x0 = j * g.dw - g.left;
-  const int64_t lo = x0 >= 0 ? 0 : std::min(g.ow, (-x0 + g.sw - 1) / g.sw);
-  const int64_t hi = x0 >= g.w ? lo : std::max(lo, std::min(g.ow, (g.w - x0 + g.sw - 1) / g.sw));
+  const auto [lo, hi] = outputs_inside(x0, g.sw, g.w, g.ow);
   return {x0, lo, hi};
 }
-
-// Ceiling of a / b for b > 0.
-inline int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 // Calls f(tap, oy0, oy1, at, lo, hi) for every kernel tap (i, j), tap =
 // i kw + j, of one image: for every channel c, patch-matrix row
@@ -78,12 +85,11 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b 
 template <class F>
 void for_each_window_tap(const Window2d& g, F&& f) {
   for (int64_t i = 0; i < g.kh; ++i) {
-    // The output rows whose input row oy sh - top + i dh lies in [0, h).
-    const int64_t first = std::clamp<int64_t>(ceil_div(g.top - i * g.dh, g.sh), 0, g.oh);
-    const int64_t last = std::clamp<int64_t>(ceil_div(g.h + g.top - i * g.dh, g.sh), first, g.oh);
+    const int64_t y0 = i * g.dh - g.top;  // the input row of output row 0
+    const auto [first, last] = outputs_inside(y0, g.sh, g.h, g.oh);
     for (int64_t j = 0; j < g.kw; ++j) {
       const auto [x0, lo, hi] = tap_columns(g, j);
-      f(i * g.kw + j, first, last, (first * g.sh - g.top + i * g.dh) * g.w + x0, lo, hi);
+      f(i * g.kw + j, first, last, (y0 + first * g.sh) * g.w + x0, lo, hi);
     }
   }
 }
@@ -118,9 +124,10 @@ void col2im_image(const T* src, int64_t width, const Window2d& g, int64_t channe
     const T* v = src + tap * width + oy0 * ow;
     if (g.sw == 1) return add_window_rows(dst, at, step, plane, v, ow, taps * width, oy1 - oy0, channels, lo, hi);
     for (int64_t c = 0; c < channels; ++c)
-      for (int64_t oy = oy0; oy < oy1; ++oy)
-        for (int64_t k = lo; k < hi; ++k)
-          dst[c * plane + at + (oy - oy0) * step + k * g.sw] += v[c * taps * width + (oy - oy0) * ow + k];
+      for (int64_t oy = oy0, a = c * plane + at; oy < oy1; ++oy, a += step) {
+        const T* p = v + c * taps * width + (oy - oy0) * ow;
+        for (int64_t k = lo; k < hi; ++k) dst[a + k * g.sw] += p[k];
+      }
   });
 }
 
