@@ -1472,6 +1472,118 @@ def nn_attention():
             [r(4, 2, 8)], lambda m, x: m(x))
 
 
+# Optimizer trajectories: the same model, data and initial weights, 25 steps
+# of each optimizer and option set; the test runs the same steps in tessera.
+# (name, optimizer, options for one group, or a list of per-group options for
+# groups [w1, b1] and [w2, b2] with the first entry's keys as defaults.)
+OPTIM_CASES = [
+    ("sgd", "SGD", dict(lr=0.1)),
+    ("sgd_momentum", "SGD", dict(lr=0.1, momentum=0.9)),
+    ("sgd_dampening_decay", "SGD", dict(lr=0.1, momentum=0.9, dampening=0.5, weight_decay=0.01)),
+    ("sgd_nesterov", "SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("sgd_maximize", "SGD", dict(lr=0.01, momentum=0.5, maximize=True)),
+    ("sgd_groups", "SGD", [dict(lr=0.05), dict(lr=0.1, momentum=0.9)]),
+    ("adam", "Adam", dict(lr=0.01)),
+    ("adam_amsgrad_decay", "Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
+    ("adam_betas_maximize", "Adam", dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, maximize=True)),
+    ("adam_groups", "Adam", [dict(lr=0.01), dict(lr=0.02, betas=(0.5, 0.9))]),
+    ("adamw", "AdamW", dict(lr=0.01)),
+    ("adamw_amsgrad_decay", "AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
+    ("rmsprop", "RMSprop", dict(lr=0.01)),
+    ("rmsprop_centered", "RMSprop", dict(lr=0.01, centered=True)),
+    ("rmsprop_momentum", "RMSprop", dict(lr=0.01, momentum=0.5)),
+    ("rmsprop_centered_momentum_decay", "RMSprop", dict(lr=0.01, centered=True, momentum=0.9, weight_decay=0.01)),
+    ("adagrad", "Adagrad", dict(lr=0.1)),
+    ("adagrad_decay_initial", "Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, initial_accumulator_value=0.1)),
+    ("adadelta", "Adadelta", dict(lr=1.0)),
+    ("adadelta_rho_decay_maximize", "Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.01, maximize=True)),
+]
+
+
+def _optim_loss(params, x, y):
+    w1, b1, w2, b2 = params
+    return torch.nn.functional.mse_loss(torch.tanh(x @ w1.T + b1) @ w2.T + b2, y)
+
+
+def optim_trajectories():
+    g = torch.Generator().manual_seed(2024)
+    init = [torch.randn(4, 5, generator=g, dtype=torch.float64) * 0.5, torch.randn(4, generator=g, dtype=torch.float64) * 0.1,
+            torch.randn(3, 4, generator=g, dtype=torch.float64) * 0.5, torch.randn(3, generator=g, dtype=torch.float64) * 0.1]
+    x = torch.randn(8, 5, generator=g, dtype=torch.float64)
+    y = torch.randn(8, 3, generator=g, dtype=torch.float64)
+    for name, t in zip(["w1", "b1", "w2", "b2", "x", "y"], init + [x, y]):
+        save("optim_" + name, t)
+    for case, opt_name, options in OPTIM_CASES:
+        for dtype, suffix in [(torch.float32, "f32"), (torch.float64, "f64")]:
+            params = [p.to(dtype).clone().requires_grad_(True) for p in init]
+            if isinstance(options, list):
+                groups = [dict(params=params[:2]), dict(params=params[2:], **options[1])]
+                opt = getattr(torch.optim, opt_name)(groups, **options[0])
+            else:
+                opt = getattr(torch.optim, opt_name)(params, **options)
+            for _ in range(25):
+                opt.zero_grad(set_to_none=True)
+                _optim_loss(params, x.to(dtype), y.to(dtype)).backward()
+                opt.step()
+            save("optim_%s_%s" % (case, suffix), torch.cat([p.detach().reshape(-1) for p in params]))
+
+
+def lr_schedules():
+    """Learning rates (and OneCycleLR's momentum) over 100 steps of each
+    scheduler, on two parameter groups (SGD, lr 0.1 and 0.05, momentum 0.9)."""
+    S = torch.optim.lr_scheduler
+    metric = torch.tensor([max(1.0 - 0.05 * t, 0.3) + 0.01 * (t % 3) for t in range(100)], dtype=torch.float64)
+    save("sched_metric", metric)
+    cases = [
+        ("step", lambda o: S.StepLR(o, step_size=7, gamma=0.5)),
+        ("multistep", lambda o: S.MultiStepLR(o, milestones=[10, 30, 30, 60], gamma=0.3)),
+        ("exponential", lambda o: S.ExponentialLR(o, gamma=0.97)),
+        ("linear", lambda o: S.LinearLR(o, start_factor=0.25, end_factor=1.0, total_iters=40)),
+        ("linear_default", lambda o: S.LinearLR(o)),
+        ("cosine", lambda o: S.CosineAnnealingLR(o, T_max=30, eta_min=0.001)),
+        ("cosine_restarts", lambda o: S.CosineAnnealingWarmRestarts(o, T_0=10, T_mult=2, eta_min=0.001)),
+        ("onecycle", lambda o: S.OneCycleLR(o, max_lr=[0.5, 1.0], total_steps=100)),
+        ("onecycle_linear_three_phase",
+         lambda o: S.OneCycleLR(o, max_lr=0.5, total_steps=100, pct_start=0.25, anneal_strategy="linear",
+                                three_phase=True, div_factor=10.0, final_div_factor=100.0)),
+        ("lambda", lambda o: S.LambdaLR(o, lambda e: 0.95 ** e)),
+        ("sequential", lambda o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, total_iters=10),
+                                                    S.ExponentialLR(o, gamma=0.95)], milestones=[10])),
+        ("sequential_three", lambda o: S.SequentialLR(o, [S.StepLR(o, 5, 0.5), S.CosineAnnealingLR(o, T_max=20),
+                                                          S.CosineAnnealingWarmRestarts(o, T_0=7)], milestones=[30, 60])),
+        ("plateau", lambda o: S.ReduceLROnPlateau(o, patience=3, cooldown=2, factor=0.5, min_lr=[1e-3, 1e-4])),
+        ("plateau_max_abs", lambda o: S.ReduceLROnPlateau(o, mode="max", threshold_mode="abs", threshold=0.1,
+                                                          patience=2, factor=0.7)),
+    ]
+    for name, make in cases:
+        p1, p2 = torch.zeros(2, requires_grad=True), torch.zeros(3, requires_grad=True)
+        opt = torch.optim.SGD([dict(params=[p1]), dict(params=[p2], lr=0.05)], lr=0.1, momentum=0.9)
+        sched = make(opt)
+        lrs, momenta = [], []
+        for t in range(101):
+            if t > 0:
+                opt.step()
+                if isinstance(sched, S.ReduceLROnPlateau):
+                    sched.step(-metric[t - 1].item() if sched.mode == "max" else metric[t - 1].item())
+                else:
+                    sched.step()
+            lrs.append([g["lr"] for g in opt.param_groups])
+            momenta.append([g["momentum"] for g in opt.param_groups])
+        save("sched_%s_lr" % name, torch.tensor(lrs, dtype=torch.float64))
+        if name.startswith("onecycle"):
+            save("sched_%s_momentum" % name, torch.tensor(momenta, dtype=torch.float64))
+    # OneCycleLR cycles Adam's beta1.
+    p = torch.zeros(2, requires_grad=True)
+    opt = torch.optim.Adam([p], lr=0.1, betas=(0.9, 0.99))
+    sched = S.OneCycleLR(opt, max_lr=0.3, total_steps=50)
+    beta1 = [opt.param_groups[0]["betas"][0]]
+    for _ in range(50):
+        opt.step()
+        sched.step()
+        beta1.append(opt.param_groups[0]["betas"][0])
+    save("sched_onecycle_adam_beta1", torch.tensor(beta1, dtype=torch.float64))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1498,4 +1610,6 @@ if __name__ == "__main__":
     nn_resample()
     nn_recurrent()
     nn_attention()
+    optim_trajectories()
+    lr_schedules()
     print("golden files written to", os.path.normpath(OUT))

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "../detail/python_repr.hpp"
 #include "fused_activation.hpp"
 #include "holder.hpp"
 
@@ -64,27 +65,6 @@ auto hardsigmoid(const E& x) {
 }
 }  // namespace functional
 namespace F = functional;
-
-}  // namespace tsr::nn
-
-namespace tsr::detail {
-// Python's repr of a float, as PyTorch's extra_repr prints options: the
-// shortest form that reads back, with ".0" on whole numbers.
-inline std::string python_float_repr(double v) {
-  std::string s;
-  for (int p = 1; p <= 17; ++p) {
-    std::ostringstream t;
-    t.precision(p);
-    t << v;
-    s = t.str();
-    if (std::stod(s) == v) break;
-  }
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
-}  // namespace tsr::detail
-
-namespace tsr::nn {
 
 // A module applying an elementwise function Fn (a stateless functor with
 // the PyTorch class name as `name`).

@@ -1,0 +1,146 @@
+// Adam and AdamW, as torch.optim.Adam / AdamW (PyTorch 1.13), amsgrad and
+// maximize included. They differ only in weight decay: Adam adds
+// weight_decay * p to the gradient (L2), AdamW shrinks p by
+// (1 - lr * weight_decay) before the step (decoupled):
+//   m = beta1 * m + (1 - beta1) * g,   v = beta2 * v + (1 - beta2) * g * g
+//   v_max = max(v_max, v) (amsgrad)
+//   p -= lr / (1 - beta1^t) * m / (sqrt(v or v_max) / sqrt(1 - beta2^t) + eps)
+#pragma once
+#include <cmath>
+
+#include "sgd.hpp"  // detail::check_option
+
+namespace tsr::optim {
+
+namespace detail {
+// The options Adam and AdamW share; only weight decay's default differs.
+template <class Derived>
+struct AdamOptionsBase : OptimizerCloneableOptions<Derived> {
+  explicit AdamOptionsBase(double lr, double weight_decay) : lr_(lr), weight_decay_(weight_decay) {}
+  Derived& lr(double v) { lr_ = v; return self(); }
+  double lr() const { return lr_; }
+  Derived& betas(const std::tuple<double, double>& v) { betas_ = v; return self(); }
+  const std::tuple<double, double>& betas() const { return betas_; }
+  Derived& eps(double v) { eps_ = v; return self(); }
+  double eps() const { return eps_; }
+  Derived& weight_decay(double v) { weight_decay_ = v; return self(); }
+  double weight_decay() const { return weight_decay_; }
+  Derived& amsgrad(bool v) { amsgrad_ = v; return self(); }
+  bool amsgrad() const { return amsgrad_; }
+  Derived& maximize(bool v) { maximize_ = v; return self(); }
+  bool maximize() const { return maximize_; }
+
+  static constexpr auto fields() {
+    using O = AdamOptionsBase;
+    return std::tuple{field("lr", &O::lr_), field("betas", &O::betas_), field("eps", &O::eps_),
+                      field("weight_decay", &O::weight_decay_), field("amsgrad", &O::amsgrad_),
+                      field("maximize", &O::maximize_)};
+  }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+  double lr_;
+  std::tuple<double, double> betas_{0.9, 0.999};
+  double eps_ = 1e-8;
+  double weight_decay_;
+  bool amsgrad_ = false;
+  bool maximize_ = false;
+};
+}  // namespace detail
+
+struct AdamOptions : detail::AdamOptionsBase<AdamOptions> {
+  AdamOptions(double lr = 1e-3) : AdamOptionsBase(lr, 0.0) {}  // NOLINT: as libtorch's
+};
+struct AdamWOptions : detail::AdamOptionsBase<AdamWOptions> {
+  AdamWOptions(double lr = 1e-3) : AdamOptionsBase(lr, 1e-2) {}  // NOLINT: as libtorch's
+};
+
+namespace detail {
+template <class Options, bool Decoupled>
+class AdamFamily : public Optimizer {
+ public:
+  AdamFamily(std::vector<OptimizerParamGroup> groups, const Options& defaults)
+      : Optimizer(std::move(groups), std::make_unique<Options>(checked(defaults))) {}
+  AdamFamily(std::vector<AnyTensor> params, const Options& defaults = {})
+      : AdamFamily(one_group(std::move(params)), defaults) {}
+
+  AnyTensor step(LossClosure closure = nullptr) override {
+    AnyTensor loss = evaluate(closure);
+    const NoGradGuard no_grad;
+    for_each_param_with_grad<Options>([](const Options& o, auto& p, ParamState& state) { update(o, p, state); });
+    return loss;
+  }
+
+ private:
+  static const Options& checked(const Options& o) {
+    check_option(o.lr(), "learning rate");
+    check_option(o.eps(), "epsilon value");
+    const auto [beta1, beta2] = o.betas();
+    tsr::detail::check(beta1 >= 0 && beta1 < 1, "Invalid beta parameter at index 0: ", tsr::detail::python_float_repr(beta1));
+    tsr::detail::check(beta2 >= 0 && beta2 < 1, "Invalid beta parameter at index 1: ", tsr::detail::python_float_repr(beta2));
+    check_option(o.weight_decay(), "weight_decay value");
+    return o;
+  }
+
+  template <class T>
+  static void update(const Options& o, Tensor<T>& p, ParamState& state) {
+    if (state.empty()) {  // PyTorch's order: step, exp_avg, exp_avg_sq[, max_exp_avg_sq]
+      state.set("step", AnyTensor(full<float>(Shape{}, 0.0f)));
+      state.set("exp_avg", AnyTensor(zeros<T>(p.sizes())));
+      state.set("exp_avg_sq", AnyTensor(zeros<T>(p.sizes())));
+      if (o.amsgrad()) state.set("max_exp_avg_sq", AnyTensor(zeros<T>(p.sizes())));
+    }
+    Tensor<float>& step_t = state.tensor<float>("step");
+    step_t.fill_(step_t.item() + 1.0f);
+    const double step = step_t.item();  // a float, as PyTorch's step tensor
+    const auto [beta1, beta2] = o.betas();
+    const double bias_correction1 = 1 - std::pow(beta1, step), bias_correction2 = 1 - std::pow(beta2, step);
+
+    const T sign = o.maximize() ? T(-1) : T(1);
+    const T l2 = Decoupled ? T(0) : T(o.weight_decay());
+    const T shrink = T(1 - o.lr() * (Decoupled ? o.weight_decay() : 0.0));
+    const T b1 = T(beta1), b2 = T(beta2), one_minus_b1 = T(1 - beta1), one_minus_b2 = T(1 - beta2);
+    const T bc2_sqrt = T(std::sqrt(bias_correction2)), eps = T(o.eps()), neg_step_size = T(-(o.lr() / bias_correction1));
+    // Everything of the step but the denominator's second moment.
+    auto moments = [=](auto& param, auto& m, auto& v, const auto& grad) {
+      using B = std::remove_cvref_t<decltype(grad)>;
+      if (shrink != T(1)) param = param * B(shrink);
+      B g = sign == T(1) ? grad : -grad;
+      if (l2 != T(0)) g = g + B(l2) * param;
+      m = m * B(b1) + B(one_minus_b1) * g;
+      v = v * B(b2) + B(one_minus_b2) * g * g;
+    };
+    auto apply = [=](auto& param, const auto& m, const auto& second) {
+      using B = std::remove_cvref_t<decltype(m)>;
+      const B denom = xsimd::sqrt(second) / B(bc2_sqrt) + B(eps);
+      param = param + B(neg_step_size) * m / denom;
+    };
+    auto& m = state.tensor<T>("exp_avg");
+    auto& v = state.tensor<T>("exp_avg_sq");
+    const Tensor<T> grad = p.grad();
+    if (o.amsgrad()) {
+      tsr::detail::fused_update<T>([=](auto& param, auto& m, auto& v, auto& v_max, const auto& g) {
+        moments(param, m, v, g);
+        v_max = xsimd::max(v_max, v);
+        apply(param, m, v_max);
+      }, p, m, v, state.tensor<T>("max_exp_avg_sq"), grad);
+    } else {
+      tsr::detail::fused_update<T>([=](auto& param, auto& m, auto& v, const auto& g) {
+        moments(param, m, v, g);
+        apply(param, m, v);
+      }, p, m, v, grad);
+    }
+  }
+};
+}  // namespace detail
+
+class Adam : public detail::AdamFamily<AdamOptions, false> {
+ public:
+  using AdamFamily::AdamFamily;
+};
+class AdamW : public detail::AdamFamily<AdamWOptions, true> {
+ public:
+  using AdamFamily::AdamFamily;
+};
+
+}  // namespace tsr::optim

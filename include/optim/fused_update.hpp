@@ -1,0 +1,133 @@
+// One pass over a parameter and its optimizer state: the whole update of an
+// optimizer step, for every element, while the element is in registers.
+//
+// PyTorch's single-tensor optimizers spend one pass over memory per formula
+// (Adam: mul_, add_, mul_, addcmul_, sqrt, div, add_, addcdiv_, about twenty
+// reads and writes of a parameter-sized array); an update is bound by memory,
+// so reading each tensor once and writing each updated one once is most of
+// the speed there is. The formulas are written once, for SIMD batches; the
+// tail runs the same batch code on a padded copy, so every element gets the
+// same arithmetic wherever it lies.
+#pragma once
+#include <xsimd/xsimd.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../tessera.hpp"
+
+namespace tsr::detail {
+
+// A tensor the update reads (const Tensor<T>&) or writes (Tensor<T>&), as a
+// contiguous array; a non-contiguous one is worked on as a contiguous copy,
+// written back at the end when the update writes it.
+template <class T, bool Writes>
+struct UpdateOperand {
+  explicit UpdateOperand(const Tensor<T>& t) : original(t), work(t.contiguous()) {}
+  std::conditional_t<Writes, T*, const T*> data() const { return work.data_ptr(); }
+  void finish() {
+    if constexpr (Writes) {
+      if (work.data_ptr() != original.data_ptr()) {
+        const NoGradGuard no_grad;
+        Tensor<T>(original).copy_(work);
+      } else {
+        original.storage()->bump_version();  // written through the pointer
+      }
+    }
+  }
+  Tensor<T> original;
+  Tensor<T> work;
+};
+
+// Read-only operands reach the step as const batches.
+template <class Pointer, class B>
+decltype(auto) as_operand(B& b) {
+  if constexpr (std::is_const_v<std::remove_pointer_t<Pointer>>) return static_cast<const B&>(b);
+  else return static_cast<B&>(b);
+}
+
+template <class B, class T>
+B load_padded(const T* p, int64_t count) {
+  alignas(64) T buffer[B::size] = {};
+  std::memcpy(buffer, p, static_cast<std::size_t>(count) * sizeof(T));
+  return B::load_aligned(buffer);
+}
+
+template <class B, class T>
+void store_one(const B& b, T* p, int64_t i, int64_t count) {
+  if constexpr (!std::is_const_v<T>) {
+    if (count == static_cast<int64_t>(B::size)) {
+      b.store_unaligned(p + i);
+    } else {
+      alignas(64) std::remove_const_t<T> buffer[B::size];
+      b.store_aligned(buffer);
+      std::memcpy(p + i, buffer, static_cast<std::size_t>(count) * sizeof(T));
+    }
+  }
+}
+
+template <class Batches, class Pointers>
+void store_written(const Batches& batches, const Pointers& pointers, int64_t i, int64_t count) {
+  [&]<std::size_t... k>(std::index_sequence<k...>) {
+    (store_one(std::get<k>(batches), std::get<k>(pointers), i, count), ...);
+  }(std::make_index_sequence<std::tuple_size_v<Batches>>{});
+}
+
+// step(b...) on batches of each operand, in the order given: updated ones
+// (non-const lvalues) as xsimd::batch<T>& stored back, read-only ones (const
+// or temporaries) as const xsimd::batch<T>&.
+// All operands must have the same number of elements (optimizer state is
+// made with its parameter's shape). Large updates are split among the
+// thread pool's threads; the result does not depend on the split.
+template <class T, class Step, class... Ts>
+void fused_update(const Step& step, Ts&&... tensors) {
+  using B = xsimd::batch<T>;
+  constexpr int64_t kLanes = static_cast<int64_t>(B::size);
+  auto operands = std::make_tuple(
+      UpdateOperand<T, std::is_lvalue_reference_v<Ts> && !std::is_const_v<std::remove_reference_t<Ts>>>(static_cast<const Tensor<T>&>(tensors))...);
+  const int64_t n = std::get<0>(operands).work.numel();
+  std::apply([&](const auto&... o) { check(((o.work.numel() == n) && ...), "fused_update: operand sizes differ"); },
+             operands);
+  const auto pointers = std::apply([](const auto&... o) { return std::make_tuple(o.data()...); }, operands);
+
+  // One batch at element i of every operand: load, step, store the written.
+  auto run = [&](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    for (; i + kLanes <= end; i += kLanes) {
+      std::apply(
+          [&](auto*... p) {
+            auto batches = std::make_tuple(B::load_unaligned(p + i)...);
+            std::apply([&](auto&... b) { step(as_operand<decltype(p)>(b)...); }, batches);
+            store_written(batches, std::make_tuple(p...), i, kLanes);
+          },
+          pointers);
+    }
+    if (i < end) {  // the tail: the same code on padded copies
+      const int64_t left = end - i;
+      std::apply(
+          [&](auto*... p) {
+            auto batches = std::make_tuple(load_padded<B>(p + i, left)...);
+            std::apply([&](auto&... b) { step(as_operand<decltype(p)>(b)...); }, batches);
+            store_written(batches, std::make_tuple(p...), i, left);
+          },
+          pointers);
+    }
+  };
+
+  // Threads only where a chunk is large enough to pay for waking them;
+  // chunk boundaries are multiples of the batch width.
+  constexpr int64_t kChunk = 1 << 15;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (chunks <= 2) {
+    run(0, n);
+  } else {
+    ThreadPool::instance().parallel_for(chunks, [&](int64_t b, int64_t e) { run(b * kChunk, std::min(n, e * kChunk)); });
+  }
+  std::apply([](auto&... o) { (o.finish(), ...); }, operands);
+}
+
+}  // namespace tsr::detail

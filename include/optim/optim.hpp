@@ -1,0 +1,14 @@
+// tessera's optim: optimizers and learning-rate schedulers with the names,
+// options and behaviour of libtorch's C++ frontend (torch::optim). Include
+// this header (after or instead of tessera.hpp); a program that includes only
+// tessera.hpp does not compile any of it.
+#pragma once
+
+#include "../tessera.hpp"
+#include "optimizer.hpp"
+#include "sgd.hpp"
+#include "adam.hpp"
+#include "rmsprop.hpp"
+#include "adagrad.hpp"
+#include "adadelta.hpp"
+#include "lr_scheduler.hpp"

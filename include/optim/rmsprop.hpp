@@ -1,0 +1,130 @@
+// RMSprop, as torch.optim.RMSprop (PyTorch 1.13), centered and with momentum:
+//   sq = alpha * sq + (1 - alpha) * g * g
+//   avg = sqrt(sq - g_avg^2) + eps (centered, g_avg = alpha * g_avg + (1 - alpha) * g)
+//         or sqrt(sq) + eps
+//   buf = momentum * buf + g / avg,  p -= lr * buf   (momentum > 0)
+//   p -= lr * g / avg                                 (otherwise)
+#pragma once
+#include "sgd.hpp"  // detail::check_option
+
+namespace tsr::optim {
+
+struct RMSpropOptions : OptimizerCloneableOptions<RMSpropOptions> {
+  RMSpropOptions(double lr = 1e-2) : lr_(lr) {}  // NOLINT: as libtorch's
+  RMSpropOptions& lr(double v) { lr_ = v; return *this; }
+  double lr() const { return lr_; }
+  RMSpropOptions& alpha(double v) { alpha_ = v; return *this; }
+  double alpha() const { return alpha_; }
+  RMSpropOptions& eps(double v) { eps_ = v; return *this; }
+  double eps() const { return eps_; }
+  RMSpropOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
+  double weight_decay() const { return weight_decay_; }
+  RMSpropOptions& momentum(double v) { momentum_ = v; return *this; }
+  double momentum() const { return momentum_; }
+  RMSpropOptions& centered(bool v) { centered_ = v; return *this; }
+  bool centered() const { return centered_; }
+  RMSpropOptions& maximize(bool v) { maximize_ = v; return *this; }
+  bool maximize() const { return maximize_; }
+
+  static constexpr auto fields() {  // in PyTorch's order
+    using O = RMSpropOptions;
+    return std::tuple{detail::field("lr", &O::lr_), detail::field("momentum", &O::momentum_),
+                      detail::field("alpha", &O::alpha_), detail::field("eps", &O::eps_),
+                      detail::field("centered", &O::centered_), detail::field("weight_decay", &O::weight_decay_),
+                      detail::field("maximize", &O::maximize_)};
+  }
+
+ private:
+  double lr_;
+  double alpha_ = 0.99;
+  double eps_ = 1e-8;
+  double weight_decay_ = 0;
+  double momentum_ = 0;
+  bool centered_ = false;
+  bool maximize_ = false;
+};
+
+class RMSprop : public Optimizer {
+ public:
+  RMSprop(std::vector<OptimizerParamGroup> groups, const RMSpropOptions& defaults)
+      : Optimizer(std::move(groups), std::make_unique<RMSpropOptions>(checked(defaults))) {}
+  RMSprop(std::vector<AnyTensor> params, const RMSpropOptions& defaults = {})
+      : RMSprop(one_group(std::move(params)), defaults) {}
+
+  AnyTensor step(LossClosure closure = nullptr) override {
+    AnyTensor loss = evaluate(closure);
+    const NoGradGuard no_grad;
+    for_each_param_with_grad<RMSpropOptions>([](const RMSpropOptions& o, auto& p, ParamState& state) {
+      const bool momentum = o.momentum() > 0;
+      if (o.centered() && momentum) update<true, true>(o, p, state);
+      else if (o.centered()) update<true, false>(o, p, state);
+      else if (momentum) update<false, true>(o, p, state);
+      else update<false, false>(o, p, state);
+    });
+    return loss;
+  }
+
+ private:
+  static const RMSpropOptions& checked(const RMSpropOptions& o) {
+    detail::check_option(o.lr(), "learning rate");
+    detail::check_option(o.eps(), "epsilon value");
+    detail::check_option(o.momentum(), "momentum value");
+    detail::check_option(o.weight_decay(), "weight_decay value");
+    detail::check_option(o.alpha(), "alpha value");
+    return o;
+  }
+
+  template <bool Centered, bool Momentum, class T>
+  static void update(const RMSpropOptions& o, Tensor<T>& p, ParamState& state) {
+    if (state.empty()) {  // PyTorch's order: step, square_avg[, momentum_buffer][, grad_avg]
+      state.set("step", int64_t{0});
+      state.set("square_avg", AnyTensor(zeros<T>(p.sizes())));
+      if (Momentum) state.set("momentum_buffer", AnyTensor(zeros<T>(p.sizes())));
+      if (Centered) state.set("grad_avg", AnyTensor(zeros<T>(p.sizes())));
+    }
+    ++state.integer("step");
+    const T sign = o.maximize() ? T(-1) : T(1), decay = T(o.weight_decay());
+    const T alpha = T(o.alpha()), one_minus_alpha = T(1 - o.alpha()), eps = T(o.eps());
+    const T momentum = T(o.momentum()), neg_lr = T(-o.lr());
+    // The whole step; g_avg and buf are unused (and absent) unless enabled.
+    auto step = [=](auto& param, auto& sq, auto* g_avg, auto* buf, const auto& grad) {
+      using B = std::remove_cvref_t<decltype(grad)>;
+      B g = sign == T(1) ? grad : -grad;
+      if (decay != T(0)) g = g + B(decay) * param;
+      sq = sq * B(alpha) + B(one_minus_alpha) * g * g;
+      B avg;
+      if constexpr (Centered) {
+        *g_avg = *g_avg * B(alpha) + B(one_minus_alpha) * g;
+        avg = xsimd::sqrt(sq + B(T(-1)) * *g_avg * *g_avg);
+      } else {
+        avg = xsimd::sqrt(sq);
+      }
+      avg = avg + B(eps);
+      if constexpr (Momentum) {
+        *buf = *buf * B(momentum) + g / avg;
+        param = param + B(neg_lr) * *buf;
+      } else {
+        param = param + B(neg_lr) * g / avg;
+      }
+    };
+    using B = xsimd::batch<T>;
+    auto& sq = state.tensor<T>("square_avg");
+    const Tensor<T> grad = p.grad();
+    if constexpr (Centered && Momentum) {
+      tsr::detail::fused_update<T>([=](B& x, B& s, B& a, B& b, const B& g) { step(x, s, &a, &b, g); }, p, sq,
+                                   state.tensor<T>("grad_avg"), state.tensor<T>("momentum_buffer"), grad);
+    } else if constexpr (Centered) {
+      tsr::detail::fused_update<T>([=](B& x, B& s, B& a, const B& g) { step(x, s, &a, static_cast<B*>(nullptr), g); },
+                                   p, sq, state.tensor<T>("grad_avg"), grad);
+    } else if constexpr (Momentum) {
+      tsr::detail::fused_update<T>([=](B& x, B& s, B& b, const B& g) { step(x, s, static_cast<B*>(nullptr), &b, g); },
+                                   p, sq, state.tensor<T>("momentum_buffer"), grad);
+    } else {
+      tsr::detail::fused_update<T>(
+          [=](B& x, B& s, const B& g) { step(x, s, static_cast<B*>(nullptr), static_cast<B*>(nullptr), g); }, p, sq,
+          grad);
+    }
+  }
+};
+
+}  // namespace tsr::optim
