@@ -385,3 +385,51 @@ TEST_CASE("every scheduler gives PyTorch's learning rates over 100 steps") {
         "Starting multiplicative factor expected to be greater than 0 and less or equal to 1.");
   CHECK(error_of([&] { ReduceLROnPlateau(adam, ReduceLROnPlateauOptions().factor(1.0)); }) == "Factor should be < 1.0.");
 }
+
+TEST_CASE("gradient clipping and parameter vectors follow torch.nn.utils") {
+  auto with_golden_grads = [] {
+    std::vector<Tensor<float>> ps;
+    for (const char* name : {"clip_grad0", "clip_grad1"}) {
+      const Tensor<float> g = test::golden<float>(name);
+      Tensor<float> p = zeros<float>(g.sizes());
+      p.requires_grad_(true);
+      p.mutable_grad() = g.clone();
+      ps.push_back(p);
+    }
+    return ps;
+  };
+  const std::vector<double> norms = test::golden<double>("clip_norms").to_vector();
+  const std::vector<std::pair<double, double>> cases = {{1.0, 2.0}, {0.5, INFINITY}, {100.0, 1.0}, {2.0, 3.0}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    CAPTURE(i);
+    auto ps = with_golden_grads();
+    const double total = nn::utils::clip_grad_norm_({ps[0], ps[1]}, cases[i].first, cases[i].second);
+    CHECK(total == doctest::Approx(norms[i]).epsilon(1e-6));
+    const std::string prefix = "clip_norm" + std::to_string(i);
+    check_close(ps[0].grad(), test::golden<float>(prefix + "_grad0"), 1e-6, 1e-7, prefix);
+    check_close(ps[1].grad(), test::golden<float>(prefix + "_grad1"), 1e-6, 1e-7, prefix);
+  }
+  auto ps = with_golden_grads();
+  nn::utils::clip_grad_value_({ps[0], ps[1]}, 0.7);
+  check_close(ps[0].grad(), test::golden<float>("clip_value_grad0"), 0, 0, "clip_grad_value_");
+  check_close(ps[1].grad(), test::golden<float>("clip_value_grad1"), 0, 0, "clip_grad_value_");
+
+  ps[1].mutable_grad() = full<float>({5}, INFINITY);
+  CHECK(error_of([&] { nn::utils::clip_grad_norm_({ps[0], ps[1]}, 1.0, 2.0, true); }) ==
+        "The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be clipped. To disable "
+        "this error and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`");
+
+  // parameters_to_vector and back: the same values, written in place.
+  manual_seed(3);
+  nn::Linear linear(3, 2);
+  const AnyTensor flat_params = nn::utils::parameters_to_vector(linear->parameters());
+  CHECK(flat_params.sizes() == Shape{8});
+  const Tensor<float> doubled = flat_params.as<float>() * 2.0f;
+  const Tensor<float> weight = linear->weight.as<float>();
+  nn::utils::vector_to_parameters(doubled, linear->parameters());
+  check_close(linear->weight.as<float>().reshape({-1}), doubled.narrow(0, 0, 6), 0, 0, "weight");
+  check_close(linear->bias.as<float>(), doubled.narrow(0, 6, 2), 0, 0, "bias");
+  CHECK(weight.is_alias_of(linear->weight.as<float>()));  // in place
+  CHECK(error_of([&] { nn::utils::vector_to_parameters(doubled.narrow(0, 0, 7), linear->parameters()); }) ==
+        "vector_to_parameters: the vector has 7 elements, but the parameters have 8");
+}

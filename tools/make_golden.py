@@ -1584,6 +1584,30 @@ def lr_schedules():
     save("sched_onecycle_adam_beta1", torch.tensor(beta1, dtype=torch.float64))
 
 
+def clip_grads():
+    """nn.utils.clip_grad_norm_ / clip_grad_value_: gradients of two float
+    parameters before and after, and the returned norms."""
+    g = torch.Generator().manual_seed(77)
+    grads = [torch.randn(3, 4, generator=g), torch.randn(5, generator=g) * 3]
+    save("clip_grad0", grads[0])
+    save("clip_grad1", grads[1])
+    norms = []
+    for i, (max_norm, norm_type) in enumerate([(1.0, 2.0), (0.5, float("inf")), (100.0, 1.0), (2.0, 3.0)]):
+        ps = [torch.zeros_like(t, requires_grad=True) for t in grads]
+        for p, t in zip(ps, grads):
+            p.grad = t.clone()
+        norms.append(torch.nn.utils.clip_grad_norm_(ps, max_norm, norm_type).item())
+        save("clip_norm%d_grad0" % i, ps[0].grad)
+        save("clip_norm%d_grad1" % i, ps[1].grad)
+    save("clip_norms", torch.tensor(norms, dtype=torch.float64))
+    ps = [torch.zeros_like(t, requires_grad=True) for t in grads]
+    for p, t in zip(ps, grads):
+        p.grad = t.clone()
+    torch.nn.utils.clip_grad_value_(ps, 0.7)
+    save("clip_value_grad0", ps[0].grad)
+    save("clip_value_grad1", ps[1].grad)
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1612,4 +1636,5 @@ if __name__ == "__main__":
     nn_attention()
     optim_trajectories()
     lr_schedules()
+    clip_grads()
     print("golden files written to", os.path.normpath(OUT))

@@ -22,3 +22,4 @@
 #include "attention.hpp"
 #include "transformer.hpp"
 #include "static.hpp"
+#include "utils.hpp"
