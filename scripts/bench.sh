@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the benchmarks with their peers (Eigen, xtensor, libtorch, OpenBLAS) and runs one.
-# Usage: scripts/bench.sh [elementwise|reduce_linalg|autograd|special|nn]
+# Usage: scripts/bench.sh [elementwise|reduce_linalg|autograd|special|nn|training]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh libeigen3-dev xtensor-dev libtorch-dev libopenblas-dev
@@ -13,5 +13,5 @@ ninja -C build-bench "bench/${1:-elementwise}" >/dev/null
 # that libtorch's products run on, which otherwise spin after each product
 # and took a core from tessera's next turn in about half the runs (its MLP
 # step 0.39 or 1.03 ms, its CNN step 11 or 25 ms, from run to run).
-if [ "${1:-}" = nn ]; then export OMP_WAIT_POLICY=passive OPENBLAS_THREAD_TIMEOUT=4; fi
+if [ "${1:-}" = nn ] || [ "${1:-}" = training ]; then export OMP_WAIT_POLICY=passive OPENBLAS_THREAD_TIMEOUT=4; fi
 ./build-bench/bench/"${1:-elementwise}"
