@@ -1497,6 +1497,10 @@ OPTIM_CASES = [
     ("adagrad_decay_initial", "Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, initial_accumulator_value=0.1)),
     ("adadelta", "Adadelta", dict(lr=1.0)),
     ("adadelta_rho_decay_maximize", "Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.01, maximize=True)),
+    # LBFGS: 4 steps of step(closure), each up to max_iter iterations.
+    ("lbfgs", "LBFGS", dict(lr=1.0, max_iter=5)),
+    ("lbfgs_history", "LBFGS", dict(lr=0.5, max_iter=8, history_size=3)),
+    ("lbfgs_strong_wolfe", "LBFGS", dict(lr=1.0, max_iter=10, line_search_fn="strong_wolfe")),
 ]
 
 
@@ -1521,10 +1525,19 @@ def optim_trajectories():
                 opt = getattr(torch.optim, opt_name)(groups, **options[0])
             else:
                 opt = getattr(torch.optim, opt_name)(params, **options)
-            for _ in range(25):
-                opt.zero_grad(set_to_none=True)
-                _optim_loss(params, x.to(dtype), y.to(dtype)).backward()
-                opt.step()
+            if opt_name == "LBFGS":
+                def closure():
+                    opt.zero_grad(set_to_none=True)
+                    loss = _optim_loss(params, x.to(dtype), y.to(dtype))
+                    loss.backward()
+                    return loss
+                for _ in range(4):
+                    opt.step(closure)
+            else:
+                for _ in range(25):
+                    opt.zero_grad(set_to_none=True)
+                    _optim_loss(params, x.to(dtype), y.to(dtype)).backward()
+                    opt.step()
             save("optim_%s_%s" % (case, suffix), torch.cat([p.detach().reshape(-1) for p in params]))
 
 

@@ -11,4 +11,5 @@
 #include "rmsprop.hpp"
 #include "adagrad.hpp"
 #include "adadelta.hpp"
+#include "lbfgs.hpp"
 #include "lr_scheduler.hpp"
