@@ -109,7 +109,7 @@ namespace detail {
 template <class T, class F>
 void fill_sequential(Tensor<T>& t, bool in_place, F&& next) {
   if (in_place) check_in_place(t, ScalarLeaf<T>(T(0)));
-  auto& g = Generator::instance();
+  auto& g = current_generator();
   std::lock_guard lock(g.mutex());
   auto tmp = t.is_contiguous() ? t : empty<T>(t.sizes());
   T* p = tmp.data_ptr();
@@ -173,6 +173,32 @@ Tensor<T> randint(int64_t low, int64_t high, Shape shape) {
   detail::fill_sequential(t, false,
                           [&](detail::Generator& g) { return static_cast<T>(low + static_cast<int64_t>(g.below(range))); });
   return t;
+}
+
+// A random permutation of 0..n-1, as torch.randperm: Fisher-Yates with
+// PyTorch's draw (32 random bits modulo the remaining count), so that the
+// same seed gives PyTorch's permutation. From the global generator (this
+// thread's: see ThreadGeneratorGuard) or from the one given.
+template <class T = int64_t>
+Tensor<T> randperm(int64_t n, detail::Generator& g) {
+  detail::check(n >= 0, "Trying to create tensor with negative dimension ", n, ": [", n, "]");
+  auto t = empty<T>({n});
+  T* r = t.data_ptr();
+  for (int64_t i = 0; i < n; ++i) r[i] = static_cast<T>(i);
+  std::lock_guard lock(g.mutex());
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    const auto z = static_cast<int64_t>(g.random() % static_cast<uint64_t>(n - i));
+    std::swap(r[i], r[z + i]);
+  }
+  return t;
+}
+template <class T = int64_t>
+Tensor<T> randperm(int64_t n, Generator generator) {
+  return randperm<T>(n, generator.impl());
+}
+template <class T = int64_t>
+Tensor<T> randperm(int64_t n) {
+  return randperm<T>(n, detail::current_generator());
 }
 
 // ----- *_like -----------------------------------------------------------------

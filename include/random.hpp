@@ -8,6 +8,7 @@
 // gives the same numbers as torch.manual_seed(s); torch.rand(...).
 #pragma once
 #include <cmath>
+#include <memory>
 #include <mutex>
 
 #include "detail/mersenne_twister.hpp"
@@ -62,6 +63,8 @@ class Generator {
     }
   }
   std::mutex& mutex() { return mutex_; }
+  // A generator of its own (tsr::Generator's), seeded as PyTorch seeds one.
+  explicit Generator(uint64_t seed) { this->seed(seed); }
 
   // Everything the next draws depend on (PyTorch's get_state/set_state).
   struct State {
@@ -82,6 +85,29 @@ class Generator {
   bool has_cached_normal_ = false;
   double cached_normal_ = 0;
   std::mutex mutex_;
+};
+
+// The generator that random draws on this thread use: the global one, or
+// while a ThreadGeneratorGuard is alive, the one it names (a DataLoader
+// worker's, so that workers draw reproducible streams of their own instead
+// of taking turns on the global one in whatever order they run).
+inline Generator*& thread_generator() {
+  thread_local Generator* g = nullptr;
+  return g;
+}
+inline Generator& current_generator() {
+  Generator* g = thread_generator();
+  return g ? *g : Generator::instance();
+}
+class ThreadGeneratorGuard {
+ public:
+  explicit ThreadGeneratorGuard(Generator& g) : previous_(thread_generator()) { thread_generator() = &g; }
+  ~ThreadGeneratorGuard() { thread_generator() = previous_; }
+  ThreadGeneratorGuard(const ThreadGeneratorGuard&) = delete;
+  ThreadGeneratorGuard& operator=(const ThreadGeneratorGuard&) = delete;
+
+ private:
+  Generator* previous_;
 };
 
 // Puts the global generator back where it was when the guard goes out of
@@ -108,6 +134,29 @@ class GeneratorStateGuard {
 };
 
 }  // namespace detail
+
+// A generator of its own, as torch.Generator: what samplers and random_split
+// draw from when given one, so that their order does not depend on (or move)
+// the global stream. Copies share the state, as PyTorch's handles do.
+class Generator {
+ public:
+  Generator() : Generator(67280421310721ull) {}  // PyTorch's default seed
+  explicit Generator(uint64_t seed) : impl_(std::make_shared<detail::Generator>(seed)) {}
+  Generator& manual_seed(uint64_t seed) {
+    std::lock_guard lock(impl_->mutex());
+    impl_->seed(seed);
+    return *this;
+  }
+  // The next 32 random bits (PyTorch's generator->random()).
+  uint32_t random() {
+    std::lock_guard lock(impl_->mutex());
+    return impl_->random();
+  }
+  detail::Generator& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<detail::Generator> impl_;
+};
 
 // Seeds the global generator: the same seed gives the same numbers everywhere.
 inline void manual_seed(uint64_t seed) {

@@ -7,7 +7,8 @@
 # tessera_core library) is checked too, with the tour and the autograd tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh libopenblas-dev  # OpenBLAS: the -Dblas=openblas path is tested too
+# OpenBLAS: the -Dblas=openblas path is tested too; zlib: data loading's gzip files.
+scripts/deps.sh libopenblas-dev zlib1g-dev
 dir=build
 opts=(-Dtests=true -Dexamples=true -Dbench=false)
 jobs=()

@@ -1621,6 +1621,34 @@ def clip_grads():
     save("clip_value_grad1", ps[1].grad)
 
 
+def data_orders():
+    """torch.randperm, samplers, random_split and a shuffling DataLoader's
+    order for given seeds (tessera reproduces PyTorch's randperm)."""
+    from torch.utils.data import DataLoader, RandomSampler, SubsetRandomSampler, TensorDataset, random_split
+    save("data_randperm10_seed0", torch.randperm(10, generator=torch.Generator().manual_seed(0)))
+    save("data_randperm1000_seed42", torch.randperm(1000, generator=torch.Generator().manual_seed(42)))
+    torch.manual_seed(7)
+    save("data_randperm37_global7", torch.randperm(37))
+    g = torch.Generator().manual_seed(3)
+    save("data_random_sampler_seed3", torch.tensor(list(RandomSampler(range(10), num_samples=25, generator=g))))
+    torch.manual_seed(5)
+    save("data_random_sampler_global5", torch.tensor(list(RandomSampler(range(12)))))
+    g = torch.Generator().manual_seed(11)
+    save("data_subset_random_seed11", torch.tensor(list(SubsetRandomSampler([10, 20, 30, 40, 50, 60], generator=g))))
+    parts = random_split(range(10), [3, 3, 4], generator=torch.Generator().manual_seed(42))
+    save("data_random_split_seed42", torch.tensor([i for p in parts for i in p.indices]))
+    # Two epochs of a shuffling DataLoader (batch 4, drop_last) after manual_seed(123):
+    # the samples' order.
+    ds = TensorDataset(torch.arange(22))
+    torch.manual_seed(123)
+    loader = DataLoader(ds, batch_size=4, shuffle=True, drop_last=True)
+    order = [int(v) for _ in range(2) for (b,) in loader for v in b]
+    save("data_loader_order_global123", torch.tensor(order))
+    loader = DataLoader(ds, batch_size=5, shuffle=True, generator=torch.Generator().manual_seed(9))
+    order = [int(v) for _ in range(2) for (b,) in loader for v in b]
+    save("data_loader_order_seed9", torch.tensor(order))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1650,4 +1678,5 @@ if __name__ == "__main__":
     optim_trajectories()
     lr_schedules()
     clip_grads()
+    data_orders()
     print("golden files written to", os.path.normpath(OUT))

@@ -69,6 +69,20 @@ class ThreadPool {
 
   ~ThreadPool() { stop_workers(); }
 
+  // While alive, parallel_for calls made on this thread run serially on it:
+  // for threads that are themselves the parallelism (DataLoader workers),
+  // which would otherwise queue up for the pool one region at a time.
+  class SerialScope {
+   public:
+    SerialScope() : previous_(in_worker()) { in_worker() = true; }
+    ~SerialScope() { in_worker() = previous_; }
+    SerialScope(const SerialScope&) = delete;
+    SerialScope& operator=(const SerialScope&) = delete;
+
+   private:
+    bool previous_;
+  };
+
  private:
   struct Job {
     void (*call)(const void*, int64_t, int64_t) = nullptr;

@@ -1,0 +1,192 @@
+// Samplers, as torch.utils.data: the order in which a DataLoader visits a
+// dataset's indices, drawn anew for every epoch (each call of indices()).
+// With a seeded Generator the random ones give PyTorch's order for the same
+// seed (its randperm is reproduced bit for bit); without one they seed a
+// fresh generator from the global stream, as PyTorch does.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "../tessera.hpp"
+
+namespace tsr::detail {
+// PyTorch's seed for a sampler without a generator: torch.empty((),
+// dtype=torch.int64).random_() on the current global (or worker) stream.
+inline uint64_t draw_seed(Generator& g) {
+  std::lock_guard lock(g.mutex());
+  return g.random64() % (uint64_t{1} << 63);
+}
+inline uint64_t draw_seed() { return draw_seed(current_generator()); }
+inline tsr::Generator generator_or_fresh(const std::optional<tsr::Generator>& g) {
+  return g ? *g : tsr::Generator(draw_seed());
+}
+// A uniform draw in [0, n) (tessera's rejection sampling, not PyTorch's randint stream).
+inline int64_t draw_below(tsr::Generator& g, int64_t n) {
+  std::lock_guard lock(g.impl().mutex());
+  return static_cast<int64_t>(g.impl().below(static_cast<uint64_t>(n)));
+}
+}  // namespace tsr::detail
+
+namespace tsr::data {
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  // The indices of one epoch, in order.
+  virtual std::vector<int64_t> indices() = 0;
+  // How many indices an epoch has.
+  virtual int64_t size() const = 0;
+};
+
+// 0, 1, ..., n - 1.
+class SequentialSampler : public Sampler {
+ public:
+  explicit SequentialSampler(int64_t n) : n_(n) {}
+  std::vector<int64_t> indices() override {
+    std::vector<int64_t> out(static_cast<std::size_t>(n_));
+    for (int64_t i = 0; i < n_; ++i) out[static_cast<std::size_t>(i)] = i;
+    return out;
+  }
+  int64_t size() const override { return n_; }
+
+ private:
+  int64_t n_;
+};
+
+// A random permutation of 0..n - 1 every epoch (num_samples of them, whole
+// permutations one after another), or with replacement num_samples uniform
+// draws.
+class RandomSampler : public Sampler {
+ public:
+  explicit RandomSampler(int64_t n, bool replacement = false, std::optional<int64_t> num_samples = std::nullopt,
+                         std::optional<Generator> generator = std::nullopt)
+      : n_(n), replacement_(replacement), num_samples_(num_samples.value_or(n)), generator_(std::move(generator)) {
+    tsr::detail::check(num_samples_ > 0, "num_samples should be a positive integer value, but got num_samples=", num_samples_);
+    tsr::detail::check(n > 0, "RandomSampler: cannot draw from an empty dataset");
+  }
+  std::vector<int64_t> indices() override {
+    Generator g = tsr::detail::generator_or_fresh(generator_);
+    std::vector<int64_t> out;
+    out.reserve(static_cast<std::size_t>(num_samples_));
+    if (replacement_) {
+      for (int64_t i = 0; i < num_samples_; ++i) out.push_back(tsr::detail::draw_below(g, n_));
+      return out;
+    }
+    // num_samples / n whole permutations and the first num_samples % n of
+    // one more, which PyTorch draws even when that is none of it: the
+    // generator moves as PyTorch's does.
+    for (int64_t k = 0; k <= num_samples_ / n_; ++k) {
+      const std::vector<int64_t> perm = randperm(n_, g).to_vector();
+      const auto take = std::min<std::size_t>(perm.size(), static_cast<std::size_t>(num_samples_) - out.size());
+      out.insert(out.end(), perm.begin(), perm.begin() + static_cast<std::ptrdiff_t>(take));
+    }
+    return out;
+  }
+  int64_t size() const override { return num_samples_; }
+
+ private:
+  int64_t n_;
+  bool replacement_;
+  int64_t num_samples_;
+  std::optional<Generator> generator_;
+};
+
+// The given indices in a random order every epoch.
+class SubsetRandomSampler : public Sampler {
+ public:
+  explicit SubsetRandomSampler(std::vector<int64_t> indices, std::optional<Generator> generator = std::nullopt)
+      : indices_(std::move(indices)), generator_(std::move(generator)) {}
+  std::vector<int64_t> indices() override {
+    Generator g = tsr::detail::generator_or_fresh(generator_);
+    std::vector<int64_t> out;
+    for (const int64_t i : randperm(static_cast<int64_t>(indices_.size()), g).to_vector())
+      out.push_back(indices_[static_cast<std::size_t>(i)]);
+    return out;
+  }
+  int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
+
+ private:
+  std::vector<int64_t> indices_;
+  std::optional<Generator> generator_;
+};
+
+// num_samples indices drawn with probability proportional to their weights
+// (with replacement, or each at most once). The draws are tessera's own
+// (inverse of the cumulative weights on uniform doubles), not PyTorch's
+// multinomial stream.
+class WeightedRandomSampler : public Sampler {
+ public:
+  WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement = true,
+                        std::optional<Generator> generator = std::nullopt)
+      : weights_(std::move(weights)), num_samples_(num_samples), replacement_(replacement), generator_(std::move(generator)) {
+    tsr::detail::check(num_samples > 0, "num_samples should be a positive integer value, but got num_samples=", num_samples);
+    for (const double w : weights_) tsr::detail::check(w >= 0 && std::isfinite(w), "invalid multinomial distribution (encountering probability entry < 0)");
+    const auto positive = std::count_if(weights_.begin(), weights_.end(), [](double w) { return w > 0; });
+    tsr::detail::check(positive > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+    tsr::detail::check(replacement || num_samples <= positive, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  }
+  std::vector<int64_t> indices() override {
+    Generator g = tsr::detail::generator_or_fresh(generator_);
+    std::vector<double> w = weights_, cumulative(w.size());
+    std::vector<int64_t> out;
+    for (int64_t k = 0; k < num_samples_; ++k) {
+      if (k == 0 || !replacement_) std::partial_sum(w.begin(), w.end(), cumulative.begin());
+      double u;
+      {
+        std::lock_guard lock(g.impl().mutex());
+        u = g.impl().uniform_double() * cumulative.back();
+      }
+      // The first index whose cumulative weight exceeds u (never a zero
+      // weight's); the last positive one if rounding put u at the total.
+      auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+      if (it == cumulative.end()) it = std::lower_bound(cumulative.begin(), cumulative.end(), cumulative.back());
+      const auto i = static_cast<std::size_t>(it - cumulative.begin());
+      out.push_back(static_cast<int64_t>(i));
+      if (!replacement_) w[i] = 0;
+    }
+    return out;
+  }
+  int64_t size() const override { return num_samples_; }
+
+ private:
+  std::vector<double> weights_;
+  int64_t num_samples_;
+  bool replacement_;
+  std::optional<Generator> generator_;
+};
+
+// A sampler's indices in batches of batch_size (the last one shorter unless
+// drop_last).
+class BatchSampler {
+ public:
+  BatchSampler(std::shared_ptr<Sampler> sampler, int64_t batch_size, bool drop_last)
+      : sampler_(std::move(sampler)), batch_size_(batch_size), drop_last_(drop_last) {
+    tsr::detail::check(batch_size > 0, "batch_size should be a positive integer value, but got batch_size=", batch_size);
+  }
+  std::vector<std::vector<int64_t>> batches() {
+    const std::vector<int64_t> all = sampler_->indices();
+    std::vector<std::vector<int64_t>> out;
+    for (std::size_t at = 0; at < all.size(); at += static_cast<std::size_t>(batch_size_)) {
+      const std::size_t end = std::min(all.size(), at + static_cast<std::size_t>(batch_size_));
+      if (drop_last_ && end - at < static_cast<std::size_t>(batch_size_)) break;
+      out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+    return out;
+  }
+  int64_t size() const {
+    const int64_t n = sampler_->size();
+    return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+  }
+
+ private:
+  std::shared_ptr<Sampler> sampler_;
+  int64_t batch_size_;
+  bool drop_last_;
+};
+
+}  // namespace tsr::data
