@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -122,6 +123,33 @@ inline void print_machine() {
 template <class T>
 inline void keep(const T& v) {
   asm volatile("" : : "g"(&v) : "memory");
+}
+
+// Milliseconds per step of both, measured in turns of `block` steps each
+// (the median over turns of a turn's mean): a side's first step in a turn
+// may share the cores with the other side's threads, which spin for a while
+// after their last job (libtorch's OpenMP team, tessera's pool).
+template <class Ours, class Theirs>
+std::pair<double, double> in_turns(int turns, int block, Ours&& ours, Theirs&& theirs) {
+  std::vector<double> a, b;
+  auto time_block = [block](auto& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < block; ++i) f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / block;
+  };
+  // BENCH_ONLY=tessera or libtorch runs one side alone (a check that the
+  // turns do not slow either down).
+  const char* only = std::getenv("BENCH_ONLY");
+  const bool run_ours = !only || std::string(only) == "tessera", run_theirs = !only || std::string(only) == "libtorch";
+  if (run_ours) ours();
+  if (run_theirs) theirs();
+  for (int r = 0; r < turns; ++r) {
+    a.push_back(run_ours ? time_block(ours) : 0.0);
+    b.push_back(run_theirs ? time_block(theirs) : 0.0);
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return {a[a.size() / 2], b[b.size() / 2]};
 }
 
 }  // namespace bench

@@ -60,33 +60,6 @@ void torch_step(torch::nn::Sequential& model, const torch::Tensor& x, const torc
 }
 #endif
 
-// Milliseconds per step of both, measured in turns of `block` steps each
-// (the median over turns of a turn's mean): a side's first step in a turn
-// may share the cores with the other side's threads, which spin for a while
-// after their last job (libtorch's OpenMP team, tessera's pool).
-template <class Ours, class Theirs>
-std::pair<double, double> in_turns(int turns, int block, Ours&& ours, Theirs&& theirs) {
-  std::vector<double> a, b;
-  auto time_block = [block](auto& f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < block; ++i) f();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / block;
-  };
-  // BENCH_ONLY=tessera or libtorch runs one side alone (a check that the
-  // turns do not slow either down).
-  const char* only = std::getenv("BENCH_ONLY");
-  const bool run_ours = !only || std::string(only) == "tessera", run_theirs = !only || std::string(only) == "libtorch";
-  if (run_ours) ours();
-  if (run_theirs) theirs();
-  for (int r = 0; r < turns; ++r) {
-    a.push_back(run_ours ? time_block(ours) : 0.0);
-    b.push_back(run_theirs ? time_block(theirs) : 0.0);
-  }
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  return {a[a.size() / 2], b[b.size() / 2]};
-}
-
 void report(const char* what, double ours, double theirs, const char* target) {
   std::printf("  %-36s tessera %8.3f ms  libtorch %8.3f ms  speed %.2fx  (%s)\n", what, ours, theirs, theirs / ours, target);
 }
@@ -134,13 +107,13 @@ int main() {
     const Tensor<int64_t> y = randint(0, 10, {batch});
     const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {batch, 784}).clone();
     const auto ty = torch::from_blob(const_cast<int64_t*>(y.data_ptr()), {batch}, torch::kLong).clone();
-    const auto [a, b] = in_turns(21, batch == 1 ? 100 : 20, [&] { tessera_step(ours, x, y, 0.01f); },
+    const auto [a, b] = bench::in_turns(21, batch == 1 ? 100 : 20, [&] { tessera_step(ours, x, y, 0.01f); },
                                  [&] { torch_step(theirs, tx, ty, 0.01f); });
     report(batch == 1 ? "(a) MLP 784-256-10 step, batch 1" : "(a) MLP 784-256-10 step, batch 64", a, b,
            batch == 1 ? "target >= 4x" : "target >= 1.3x");
     // The same model defined at compile time.
     nn::Static<nn::sized::Linear<784, 256>, nn::ReLU, nn::sized::Linear<256, 10>> fixed;
-    const auto [c, d] = in_turns(21, batch == 1 ? 100 : 20, [&] { tessera_step(fixed, x, y, 0.01f); },
+    const auto [c, d] = bench::in_turns(21, batch == 1 ? 100 : 20, [&] { tessera_step(fixed, x, y, 0.01f); },
                                  [&] { torch_step(theirs, tx, ty, 0.01f); });
     report(batch == 1 ? "(a) ... nn::Static, batch 1" : "(a) ... nn::Static, batch 64", c, d,
            batch == 1 ? "target >= 4x" : "target >= 1.3x");
@@ -154,7 +127,7 @@ int main() {
     const Tensor<int64_t> y = randint(0, 10, {64});
     const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {64, 1, 28, 28}).clone();
     const auto ty = torch::from_blob(const_cast<int64_t*>(y.data_ptr()), {64}, torch::kLong).clone();
-    const auto [a, b] = in_turns(11, 3, [&] { tessera_step(ours, x, y, 0.01f); }, [&] { torch_step(theirs, tx, ty, 0.01f); });
+    const auto [a, b] = bench::in_turns(11, 3, [&] { tessera_step(ours, x, y, 0.01f); }, [&] { torch_step(theirs, tx, ty, 0.01f); });
     report("(b) small CNN step, batch 64", a, b, "target >= 1.0x");
   }
   {
@@ -162,7 +135,7 @@ int main() {
     torch::nn::LSTM theirs(torch::nn::LSTMOptions(128, 256));
     const Tensor<float> x = randn({50, 16, 128});
     const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {50, 16, 128}).clone();
-    const auto [a, b] = in_turns(11, 3, [&] { tessera_backward(ours, std::get<0>(ours(x))); },
+    const auto [a, b] = bench::in_turns(11, 3, [&] { tessera_backward(ours, std::get<0>(ours(x))); },
                                  [&] { torch_backward(theirs, std::get<0>(theirs->forward(tx))); });
     report("(c) LSTM 128->256, seq 50, batch 16", a, b, "target >= 1.0x");
   }
@@ -171,7 +144,7 @@ int main() {
     torch::nn::TransformerEncoderLayer theirs(torch::nn::TransformerEncoderLayerOptions(256, 4));
     const Tensor<float> x = randn({128, 8, 256});
     const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {128, 8, 256}).clone();
-    const auto [a, b] = in_turns(11, 3, [&] { tessera_backward(ours, ours(x)); },
+    const auto [a, b] = bench::in_turns(11, 3, [&] { tessera_backward(ours, ours(x)); },
                                  [&] { torch_backward(theirs, theirs->forward(tx)); });
     report("(d) TransformerEncoderLayer 256/4, seq 128, b 8", a, b, "target >= 1.0x");
   }

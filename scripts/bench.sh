@@ -3,7 +3,7 @@
 # Usage: scripts/bench.sh [elementwise|reduce_linalg|autograd|special|nn|training]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh libeigen3-dev xtensor-dev libtorch-dev libopenblas-dev
+scripts/deps.sh libeigen3-dev xtensor-dev libtorch-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist
 scripts/configure.sh build-bench -Dbench=true -Dtests=false -Dexamples=false
 ninja -C build-bench "bench/${1:-elementwise}" >/dev/null
 # libtorch's OpenMP threads busy-wait after each parallel region unless told

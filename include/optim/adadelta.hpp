@@ -34,21 +34,12 @@ struct AdadeltaOptions : OptimizerCloneableOptions<AdadeltaOptions> {
   bool maximize_ = false;
 };
 
-class Adadelta : public Optimizer {
+class Adadelta : public PerParameterOptimizer<Adadelta, AdadeltaOptions> {
  public:
-  Adadelta(std::vector<OptimizerParamGroup> groups, const AdadeltaOptions& defaults)
-      : Optimizer(std::move(groups), std::make_unique<AdadeltaOptions>(checked(defaults))) {}
-  Adadelta(std::vector<AnyTensor> params, const AdadeltaOptions& defaults = {})
-      : Adadelta(one_group(std::move(params)), defaults) {}
-
-  AnyTensor step(LossClosure closure = nullptr) override {
-    AnyTensor loss = evaluate(closure);
-    const NoGradGuard no_grad;
-    for_each_param_with_grad<AdadeltaOptions>([](const AdadeltaOptions& o, auto& p, ParamState& state) { update(o, p, state); });
-    return loss;
-  }
+  using PerParameterOptimizer::PerParameterOptimizer;
 
  private:
+  friend PerParameterOptimizer;
   static const AdadeltaOptions& checked(const AdadeltaOptions& o) {
     detail::check_option(o.lr(), "learning rate");
     tsr::detail::check(o.rho() >= 0 && o.rho() <= 1, "Invalid rho value: ", tsr::detail::python_float_repr(o.rho()));

@@ -40,10 +40,10 @@ struct AdagradOptions : OptimizerCloneableOptions<AdagradOptions> {
   bool maximize_ = false;
 };
 
-class Adagrad : public Optimizer {
+class Adagrad : public PerParameterOptimizer<Adagrad, AdagradOptions> {
  public:
   Adagrad(std::vector<OptimizerParamGroup> groups, const AdagradOptions& defaults)
-      : Optimizer(std::move(groups), std::make_unique<AdagradOptions>(checked(defaults))) {
+      : PerParameterOptimizer(std::move(groups), defaults) {
     for (std::size_t g = 0; g < param_groups_.size(); ++g) {
       const double initial = static_cast<const AdagradOptions&>(param_groups_[g].options()).initial_accumulator_value();
       for (std::size_t i = 0; i < param_groups_[g].params().size(); ++i) {
@@ -59,14 +59,8 @@ class Adagrad : public Optimizer {
   Adagrad(std::vector<AnyTensor> params, const AdagradOptions& defaults = {})
       : Adagrad(one_group(std::move(params)), defaults) {}
 
-  AnyTensor step(LossClosure closure = nullptr) override {
-    AnyTensor loss = evaluate(closure);
-    const NoGradGuard no_grad;
-    for_each_param_with_grad<AdagradOptions>([](const AdagradOptions& o, auto& p, ParamState& state) { update(o, p, state); });
-    return loss;
-  }
-
  private:
+  friend PerParameterOptimizer;
   static const AdagradOptions& checked(const AdagradOptions& o) {
     detail::check_option(o.lr(), "learning rate");
     detail::check_option(o.lr_decay(), "lr_decay value");

@@ -57,21 +57,12 @@ struct AdamWOptions : detail::AdamOptionsBase<AdamWOptions> {
 
 namespace detail {
 template <class Options, bool Decoupled>
-class AdamFamily : public Optimizer {
+class AdamFamily : public PerParameterOptimizer<AdamFamily<Options, Decoupled>, Options> {
  public:
-  AdamFamily(std::vector<OptimizerParamGroup> groups, const Options& defaults)
-      : Optimizer(std::move(groups), std::make_unique<Options>(checked(defaults))) {}
-  AdamFamily(std::vector<AnyTensor> params, const Options& defaults = {})
-      : AdamFamily(one_group(std::move(params)), defaults) {}
-
-  AnyTensor step(LossClosure closure = nullptr) override {
-    AnyTensor loss = evaluate(closure);
-    const NoGradGuard no_grad;
-    for_each_param_with_grad<Options>([](const Options& o, auto& p, ParamState& state) { update(o, p, state); });
-    return loss;
-  }
+  using PerParameterOptimizer<AdamFamily, Options>::PerParameterOptimizer;
 
  private:
+  friend PerParameterOptimizer<AdamFamily, Options>;
   static const Options& checked(const Options& o) {
     check_option(o.lr(), "learning rate");
     check_option(o.eps(), "epsilon value");

@@ -234,6 +234,15 @@ struct OptimizerStateDict {
   std::vector<Group> param_groups;
 };
 
+// The parameter groups an optimizer's constructor takes: a list of tensors
+// (one group with the defaults) or groups.
+inline std::vector<OptimizerParamGroup> one_group(std::vector<AnyTensor> params) {
+  tsr::detail::check(!params.empty(), "optimizer got an empty parameter list");
+  std::vector<OptimizerParamGroup> groups;
+  groups.emplace_back(std::move(params));
+  return groups;
+}
+
 class Optimizer {
  public:
   Optimizer(const Optimizer&) = delete;
@@ -420,13 +429,25 @@ class Optimizer {
   }
 };
 
-// The parameter groups an optimizer's constructor takes: a list of tensors
-// (one group with the defaults) or groups.
-inline std::vector<OptimizerParamGroup> one_group(std::vector<AnyTensor> params) {
-  tsr::detail::check(!params.empty(), "optimizer got an empty parameter list");
-  std::vector<OptimizerParamGroup> groups;
-  groups.emplace_back(std::move(params));
-  return groups;
-}
+// The optimizers whose step updates each parameter on its own (all but
+// LBFGS). Derived supplies `static const Options& checked(const Options&)`,
+// which validates the options with PyTorch's messages, and
+// `template <class T> static void update(const Options&, Tensor<T>&,
+// ParamState&)`, one parameter's step (under no-grad, its gradient defined).
+template <class Derived, class Options>
+class PerParameterOptimizer : public Optimizer {
+ public:
+  PerParameterOptimizer(std::vector<OptimizerParamGroup> groups, const Options& defaults)
+      : Optimizer(std::move(groups), std::make_unique<Options>(Derived::checked(defaults))) {}
+  PerParameterOptimizer(std::vector<AnyTensor> params, const Options& defaults = Options())
+      : PerParameterOptimizer(one_group(std::move(params)), defaults) {}
+
+  AnyTensor step(LossClosure closure = nullptr) override {
+    AnyTensor loss = evaluate(closure);
+    const NoGradGuard no_grad;
+    for_each_param_with_grad<Options>([](const Options& o, auto& p, ParamState& state) { Derived::update(o, p, state); });
+    return loss;
+  }
+};
 
 }  // namespace tsr::optim

@@ -44,27 +44,20 @@ struct RMSpropOptions : OptimizerCloneableOptions<RMSpropOptions> {
   bool maximize_ = false;
 };
 
-class RMSprop : public Optimizer {
+class RMSprop : public PerParameterOptimizer<RMSprop, RMSpropOptions> {
  public:
-  RMSprop(std::vector<OptimizerParamGroup> groups, const RMSpropOptions& defaults)
-      : Optimizer(std::move(groups), std::make_unique<RMSpropOptions>(checked(defaults))) {}
-  RMSprop(std::vector<AnyTensor> params, const RMSpropOptions& defaults = {})
-      : RMSprop(one_group(std::move(params)), defaults) {}
-
-  AnyTensor step(LossClosure closure = nullptr) override {
-    AnyTensor loss = evaluate(closure);
-    const NoGradGuard no_grad;
-    for_each_param_with_grad<RMSpropOptions>([](const RMSpropOptions& o, auto& p, ParamState& state) {
-      const bool momentum = o.momentum() > 0;
-      if (o.centered() && momentum) update<true, true>(o, p, state);
-      else if (o.centered()) update<true, false>(o, p, state);
-      else if (momentum) update<false, true>(o, p, state);
-      else update<false, false>(o, p, state);
-    });
-    return loss;
-  }
+  using PerParameterOptimizer::PerParameterOptimizer;
 
  private:
+  friend PerParameterOptimizer;
+  template <class T>
+  static void update(const RMSpropOptions& o, Tensor<T>& p, ParamState& state) {
+    const bool momentum = o.momentum() > 0;
+    if (o.centered() && momentum) update<true, true>(o, p, state);
+    else if (o.centered()) update<true, false>(o, p, state);
+    else if (momentum) update<false, true>(o, p, state);
+    else update<false, false>(o, p, state);
+  }
   static const RMSpropOptions& checked(const RMSpropOptions& o) {
     detail::check_option(o.lr(), "learning rate");
     detail::check_option(o.eps(), "epsilon value");

@@ -47,20 +47,12 @@ inline void check_option(double value, const char* what, double least = 0.0) {
 }
 }  // namespace detail
 
-class SGD : public Optimizer {
+class SGD : public PerParameterOptimizer<SGD, SGDOptions> {
  public:
-  SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
-      : Optimizer(std::move(groups), std::make_unique<SGDOptions>(checked(defaults))) {}
-  SGD(std::vector<AnyTensor> params, const SGDOptions& defaults) : SGD(one_group(std::move(params)), defaults) {}
-
-  AnyTensor step(LossClosure closure = nullptr) override {
-    AnyTensor loss = evaluate(closure);
-    const NoGradGuard no_grad;
-    for_each_param_with_grad<SGDOptions>([](const SGDOptions& o, auto& p, ParamState& state) { update(o, p, state); });
-    return loss;
-  }
+  using PerParameterOptimizer::PerParameterOptimizer;
 
  private:
+  friend PerParameterOptimizer;
   static const SGDOptions& checked(const SGDOptions& o) {
     detail::check_option(o.lr(), "learning rate");
     detail::check_option(o.momentum(), "momentum value");
