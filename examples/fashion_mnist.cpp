@@ -1,0 +1,134 @@
+// Trains a classifier on Fashion-MNIST (Debian's dataset-fashion-mnist):
+// the MLP 784-256-10 (default) or a small CNN (--model cnn), SGD with
+// momentum, test accuracy after every epoch.
+//
+//   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch N] [--lr X]
+//                 [--workers N] [--data DIR] [--seed N]
+#include <data/data.hpp>
+#include <data/mnist.hpp>
+#include <nn/nn.hpp>
+#include <optim/optim.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+using namespace tsr;
+
+namespace {
+
+struct Args {
+  std::string model = "mlp";
+  int epochs = 0;  // 0: 5 for the MLP, 3 for the CNN
+  int64_t batch = 64;
+  double lr = 0.01;
+  int64_t workers = 2;
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  uint64_t seed = 0;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error("fashion_mnist: " + flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--model") a.model = value();
+    else if (flag == "--epochs") a.epochs = std::stoi(value());
+    else if (flag == "--batch") a.batch = std::stoll(value());
+    else if (flag == "--lr") a.lr = std::stod(value());
+    else if (flag == "--workers") a.workers = std::stoll(value());
+    else if (flag == "--data") a.data = value();
+    else if (flag == "--seed") a.seed = std::stoull(value());
+    else throw Error("fashion_mnist: unknown option " + flag +
+                     " (options: --model mlp|cnn, --epochs, --batch, --lr, --workers, --data, --seed)");
+  }
+  if (a.model != "mlp" && a.model != "cnn") throw Error("fashion_mnist: --model is mlp or cnn, not " + a.model);
+  if (a.epochs == 0) a.epochs = a.model == "mlp" ? 5 : 3;
+  return a;
+}
+
+nn::Sequential make_model(const std::string& kind) {
+  if (kind == "mlp") return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 16, 5).padding(2)), nn::ReLU(), nn::MaxPool2d(2),
+                        nn::Conv2d(nn::Conv2dOptions(16, 32, 5).padding(2)), nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(),
+                        nn::Linear(1568, 10));
+}
+
+// Share of the test set the model classifies right.
+double accuracy(nn::Sequential& model, const std::shared_ptr<data::MNIST>& test) {
+  model->eval();
+  const NoGradGuard no_grad;
+  int64_t right = 0;
+  auto loader = data::make_data_loader(test, data::DataLoaderOptions(1000));
+  for (auto& [x, y] : loader) {
+    const Tensor<float> logits = model->forward(x);
+    right += sum(argmax(logits, 1) == y).item();
+  }
+  model->train();
+  return double(right) / double(test->size());
+}
+
+// One line, redrawn in place on a terminal.
+void progress(int epoch, int epochs, int64_t batch, int64_t batches, double loss, double samples_per_s, double left_s) {
+  std::printf("\repoch %d/%d  batch %4lld/%lld  loss %.4f  %7.0f samples/s  %3.0f s left ", epoch, epochs,
+              static_cast<long long>(batch), static_cast<long long>(batches), loss, samples_per_s, left_s);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Args args = parse(argc, argv);
+  const bool terminal = isatty(STDOUT_FILENO) != 0;
+  manual_seed(args.seed);
+
+  auto train = std::make_shared<data::MNIST>(args.data);
+  auto test = std::make_shared<data::MNIST>(args.data, data::MNIST::Mode::kTest);
+  train->normalize(0.2860, 0.3530);  // Fashion-MNIST's training-set mean and standard deviation
+  test->normalize(0.2860, 0.3530);
+
+  nn::Sequential model = make_model(args.model);
+  optim::SGD optimizer(model->parameters(), optim::SGDOptions(args.lr).momentum(0.9));
+  auto loader = data::make_data_loader(train, data::DataLoaderOptions(args.batch).shuffle(true).num_workers(args.workers));
+  std::printf("%s on Fashion-MNIST: %lld training and %lld test images, batch %lld, SGD lr %g momentum 0.9, %d epochs\n",
+              args.model.c_str(), static_cast<long long>(train->size()), static_cast<long long>(test->size()),
+              static_cast<long long>(args.batch), args.lr, args.epochs);
+
+  using clock = std::chrono::steady_clock;
+  for (int epoch = 1; epoch <= args.epochs; ++epoch) {
+    const auto start = clock::now();
+    double loss_sum = 0;
+    int64_t batch = 0, seen = 0;
+    for (auto& [x, y] : loader) {
+      optimizer.zero_grad();
+      const Tensor<float> loss = nn::F::cross_entropy(model->forward(x), y);
+      loss.backward();
+      optimizer.step();
+      loss_sum += loss.item();
+      seen += y.numel();
+      if (terminal && (++batch % 20 == 0 || batch == loader.size())) {
+        const double s = std::chrono::duration<double>(clock::now() - start).count();
+        const double rate = double(seen) / s;
+        progress(epoch, args.epochs, batch, loader.size(), loss_sum / double(batch), rate,
+                 double(loader.size() - batch) * double(args.batch) / rate +
+                     double(args.epochs - epoch) * double(loader.size() * args.batch) / rate);
+      }
+      if (!terminal) ++batch;
+    }
+    const double seconds = std::chrono::duration<double>(clock::now() - start).count();
+    const double acc = accuracy(model, test);
+    if (terminal) std::printf("\r\033[K");
+    std::printf("epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s (%.0f samples/s)\n", epoch, args.epochs,
+                loss_sum / double(batch), 100 * acc, seconds, double(seen) / seconds);
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "%s\n", e.what());
+  return 1;
+}
