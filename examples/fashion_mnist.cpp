@@ -1,9 +1,11 @@
 // Trains a classifier on Fashion-MNIST (Debian's dataset-fashion-mnist):
 // the MLP 784-256-10 (default) or a small CNN (--model cnn), SGD with
-// momentum, test accuracy after every epoch.
+// momentum, test accuracy after every epoch. --compare then runs
+// fashion_mnist.py, the same training in PyTorch (the same seed gives the
+// same initial weights and batch order), and prints both side by side.
 //
 //   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch N] [--lr X]
-//                 [--workers N] [--data DIR] [--seed N]
+//                 [--workers N] [--data DIR] [--seed N] [--compare]
 #include <data/data.hpp>
 #include <data/mnist.hpp>
 #include <nn/nn.hpp>
@@ -14,7 +16,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace tsr;
 
@@ -28,6 +32,12 @@ struct Args {
   int64_t workers = 2;
   std::string data = "/usr/share/datasets/fashion-mnist";
   uint64_t seed = 0;
+  bool compare = false;
+};
+
+// One epoch's figures.
+struct Epoch {
+  double loss, accuracy, seconds;
 };
 
 Args parse(int argc, char** argv) {
@@ -45,8 +55,9 @@ Args parse(int argc, char** argv) {
     else if (flag == "--workers") a.workers = std::stoll(value());
     else if (flag == "--data") a.data = value();
     else if (flag == "--seed") a.seed = std::stoull(value());
+    else if (flag == "--compare") a.compare = true;
     else throw Error("fashion_mnist: unknown option " + flag +
-                     " (options: --model mlp|cnn, --epochs, --batch, --lr, --workers, --data, --seed)");
+                     " (options: --model mlp|cnn, --epochs, --batch, --lr, --workers, --data, --seed, --compare)");
   }
   if (a.model != "mlp" && a.model != "cnn") throw Error("fashion_mnist: --model is mlp or cnn, not " + a.model);
   if (a.epochs == 0) a.epochs = a.model == "mlp" ? 5 : 3;
@@ -81,6 +92,32 @@ void progress(int epoch, int epochs, int64_t batch, int64_t batches, double loss
   std::fflush(stdout);
 }
 
+// Runs fashion_mnist.py with the same settings; its epochs, or none (with
+// the reason printed) when Python or PyTorch is missing.
+std::vector<Epoch> run_pytorch(const Args& a) {
+  const std::string script = std::string(TSR_EXAMPLES_DIR) + "/fashion_mnist.py";
+  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
+    std::printf("--compare: PyTorch is not installed: it needs /usr/bin/python3 with torch (Debian: apt-get install python3-torch)\n");
+    return {};
+  }
+  const std::string command = "/usr/bin/python3 '" + script + "' --model " + a.model + " --epochs " +
+                              std::to_string(a.epochs) + " --batch " + std::to_string(a.batch) + " --lr " +
+                              std::to_string(a.lr) + " --seed " + std::to_string(a.seed) + " --data '" + a.data + "'";
+  std::printf("running PyTorch: %s\n", command.c_str());
+  std::vector<Epoch> out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char line[256];
+  while (std::fgets(line, sizeof line, pipe)) {
+    int e;
+    Epoch r;
+    if (std::sscanf(line, "epoch %d loss %lf accuracy %lf seconds %lf", &e, &r.loss, &r.accuracy, &r.seconds) == 4)
+      out.push_back(r);
+  }
+  if (pclose(pipe) != 0) std::printf("--compare: fashion_mnist.py failed (its errors are above)\n");
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -101,6 +138,7 @@ int main(int argc, char** argv) try {
               static_cast<long long>(args.batch), args.lr, args.epochs);
 
   using clock = std::chrono::steady_clock;
+  std::vector<Epoch> ours;
   for (int epoch = 1; epoch <= args.epochs; ++epoch) {
     const auto start = clock::now();
     double loss_sum = 0;
@@ -126,7 +164,21 @@ int main(int argc, char** argv) try {
     if (terminal) std::printf("\r\033[K");
     std::printf("epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s (%.0f samples/s)\n", epoch, args.epochs,
                 loss_sum / double(batch), 100 * acc, seconds, double(seen) / seconds);
+    ours.push_back({loss_sum / double(batch), acc, seconds});
   }
+  if (!args.compare) return 0;
+
+  const std::vector<Epoch> theirs = run_pytorch(args);
+  if (theirs.size() != ours.size()) {
+    if (!theirs.empty()) std::printf("--compare: PyTorch reported %zu epochs, not %zu\n", theirs.size(), ours.size());
+    return 1;
+  }
+  std::printf("\n%-6s | %-28s | %-28s | %s\n", "epoch", "tessera: loss, accuracy, time", "PyTorch: loss, accuracy, time",
+              "time ratio");
+  for (std::size_t e = 0; e < ours.size(); ++e)
+    std::printf("%-6zu | %.4f  %6.2f%%  %7.2f s    | %.4f  %6.2f%%  %7.2f s    | %.2f\n", e + 1, ours[e].loss,
+                100 * ours[e].accuracy, ours[e].seconds, theirs[e].loss, 100 * theirs[e].accuracy, theirs[e].seconds,
+                ours[e].seconds / theirs[e].seconds);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "%s\n", e.what());
