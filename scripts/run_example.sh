@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Builds and runs the main example (examples/tour.cpp).
+# Builds and runs an example: by default the main one, examples/fashion_mnist.cpp
+# (the MLP on Fashion-MNIST from Debian's dataset-fashion-mnist); the
+# arguments after an example's name go to it.
+# Usage: scripts/run_example.sh [fashion_mnist|tour] [arguments...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+example=${1:-fashion_mnist}
+[ $# -gt 0 ] && shift
+case "$example" in
+  fashion_mnist) scripts/deps.sh zlib1g-dev dataset-fashion-mnist ;;
+  tour) scripts/deps.sh zlib1g-dev ;;
+  *) echo "run_example.sh: unknown example '$example' (fashion_mnist or tour)" >&2; exit 2 ;;
+esac
 scripts/configure.sh build -Dexamples=true
-meson compile -C build tour >/dev/null
-./build/examples/tour
+meson compile -C build "$example" >/dev/null
+./build/examples/"$example" "$@"
