@@ -9,6 +9,7 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -115,5 +116,33 @@ class AnyTensor {
   }
   Variant value_;
 };
+
+namespace detail {
+// f(Tensor<T>&) when t holds float or double, the element types training
+// computes in; an Error of `message` and the type's name for the others.
+template <class F>
+auto visit_float_or_double(AnyTensor& t, const char* message, F&& f) -> std::invoke_result_t<F&, Tensor<float>&> {
+  return t.visit([&]<class T>(Tensor<T>& x) -> std::invoke_result_t<F&, Tensor<float>&> {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return f(x);
+    else fail<Error>(message, dtype_name<T>());
+  });
+}
+
+// Clears t's gradient as zero_grad does (Module's and Optimizer's): unsets
+// it, or zeroes it in place where one exists.
+inline void clear_grad(AnyTensor& t, bool set_to_none) {
+  t.visit([&]<class T>(Tensor<T>& x) {
+    if constexpr (is_floating_v<T>) {
+      if (!x.grad().defined()) return;
+      if (set_to_none) {
+        x.mutable_grad() = {};
+      } else {
+        const NoGradGuard no_grad;
+        x.mutable_grad().detach().zero_();
+      }
+    }
+  });
+}
+}  // namespace detail
 
 }  // namespace tsr

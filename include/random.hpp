@@ -147,11 +147,6 @@ class Generator {
     impl_->seed(seed);
     return *this;
   }
-  // The next 32 random bits (PyTorch's generator->random()).
-  uint32_t random() {
-    std::lock_guard lock(impl_->mutex());
-    return impl_->random();
-  }
   detail::Generator& impl() const { return *impl_; }
 
  private:

@@ -89,6 +89,8 @@ TEST_CASE("datasets index as PyTorch's, with its errors") {
   CHECK(x.to_vector() == std::vector<float>{3.0f, 3.5f});
   CHECK(y.item() == 3);
   CHECK(error_of([&] { ds->get(5); }) == "index 5 is out of bounds for dimension 0 with size 5");
+  CHECK(error_of([&] { ds->get(-6); }) == "index -6 is out of bounds for dimension 0 with size 5");
+  CHECK(std::get<1>(ds->get(-1)).item() == 4);
   CHECK(error_of([] { data::TensorDataset<float, int64_t>(zeros<float>({3}), zeros<int64_t>({4})); }) ==
         "Size mismatch between tensors");
 

@@ -478,6 +478,15 @@ TEST_CASE("LBFGS needs a closure and one parameter group, and keeps its history 
   optim::ParamState& state = lbfgs.state(0, 0);
   CHECK(state.integer("n_iter") == 10);
   CHECK(std::get<std::vector<AnyTensor>>(state.at("old_dirs")).size() == std::get<std::vector<AnyTensor>>(state.at("ro")).size());
+  // PyTorch's state after the same two steps: n_iter, func_evals, the
+  // history's length, H_diag, t, prev_loss.
+  const std::vector<double> torch_state = test::golden<double>("optim_lbfgs_state").to_vector();
+  CHECK(state.integer("n_iter") == int64_t(torch_state[0]));
+  CHECK(state.integer("func_evals") == int64_t(torch_state[1]));
+  CHECK(std::get<std::vector<AnyTensor>>(state.at("old_dirs")).size() == std::size_t(torch_state[2]));
+  CHECK(state.tensor<double>("H_diag").item() == doctest::Approx(torch_state[3]).epsilon(1e-10));
+  CHECK(std::get<double>(state.at("t")) == doctest::Approx(torch_state[4]).epsilon(1e-12));
+  CHECK(std::get<double>(state.at("prev_loss")) == doctest::Approx(torch_state[5]).epsilon(1e-10));
   const auto options = lbfgs.state_dict().param_groups[0].options;
   CHECK(std::get<int64_t>(options[2].second) == 6);  // max_eval = max_iter * 5 / 4, fixed at construction
 

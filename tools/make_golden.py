@@ -1539,6 +1539,20 @@ def optim_trajectories():
                     _optim_loss(params, x.to(dtype), y.to(dtype)).backward()
                     opt.step()
             save("optim_%s_%s" % (case, suffix), torch.cat([p.detach().reshape(-1) for p in params]))
+    # LBFGS's state after 2 steps of the "lbfgs" case in double: n_iter,
+    # func_evals, the history's length, H_diag, t and prev_loss.
+    params = [p.clone().requires_grad_(True) for p in init]
+    opt = torch.optim.LBFGS(params, lr=1.0, max_iter=5)
+    def closure():
+        opt.zero_grad(set_to_none=True)
+        loss = _optim_loss(params, x, y)
+        loss.backward()
+        return loss
+    for _ in range(2):
+        opt.step(closure)
+    st = opt.state[params[0]]
+    save("optim_lbfgs_state", torch.tensor([st["n_iter"], st["func_evals"], len(st["old_dirs"]), float(st["H_diag"]),
+                                             float(st["t"]), st["prev_loss"]], dtype=torch.float64))
 
 
 def lr_schedules():

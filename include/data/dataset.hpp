@@ -13,9 +13,12 @@
 #include "../tessera.hpp"
 
 namespace tsr::detail {
-// PyTorch's error for a sample index outside [0, size).
-inline void check_index(int64_t index, int64_t size) {
-  check<IndexError>(index >= 0 && index < size, "index ", index, " is out of bounds for dimension 0 with size ", size);
+// A sample index in [-size, size) as one in [0, size) (Python's negative
+// indices count from the end); PyTorch's IndexError, naming the index as
+// given, outside.
+inline int64_t sample_index(int64_t index, int64_t size) {
+  check<IndexError>(index >= -size && index < size, "index ", index, " is out of bounds for dimension 0 with size ", size);
+  return index < 0 ? index + size : index;
 }
 }  // namespace tsr::detail
 
@@ -41,8 +44,7 @@ class TensorDataset : public Dataset<std::tuple<Tensor<Ts>...>> {
                tensors_);
   }
   std::tuple<Tensor<Ts>...> get(int64_t index) const override {
-    if (index < 0) index += size();  // Python's negative indices
-    detail::check_index(index, size());
+    index = detail::sample_index(index, size());
     return std::apply([&](const auto&... t) { return std::make_tuple(t.select(0, index)...); }, tensors_);
   }
   int64_t size() const override { return std::get<0>(tensors_).size(0); }
@@ -59,9 +61,7 @@ class Subset : public Dataset<Sample> {
   Subset(std::shared_ptr<const Dataset<Sample>> dataset, std::vector<int64_t> indices)
       : dataset_(std::move(dataset)), indices_(std::move(indices)) {}
   Sample get(int64_t index) const override {
-    if (index < 0) index += size();  // Python's negative indices
-    detail::check_index(index, size());
-    return dataset_->get(indices_[static_cast<std::size_t>(index)]);
+    return dataset_->get(indices_[static_cast<std::size_t>(detail::sample_index(index, size()))]);
   }
   int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
   const std::vector<int64_t>& indices() const { return indices_; }
@@ -86,7 +86,7 @@ class ConcatDataset : public Dataset<Sample> {
       detail::check(-index <= size(), "absolute value of index should not exceed dataset length");
       index += size();
     }
-    detail::check_index(index, size());
+    index = detail::sample_index(index, size());
     std::size_t which = 0;
     while (index >= cumulative_sizes_[which]) ++which;
     const int64_t start = which == 0 ? 0 : cumulative_sizes_[which - 1];

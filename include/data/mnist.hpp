@@ -7,45 +7,46 @@
 #include <filesystem>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "../io/idx.hpp"
 #include "dataset.hpp"
 
 namespace tsr::data {
 
-class MNIST : public Dataset<std::tuple<Tensor<float>, Tensor<int64_t>>> {
+// Sample i is (image i, its label): a TensorDataset of the two.
+class MNIST : public TensorDataset<float, int64_t> {
  public:
   enum class Mode { kTrain, kTest };
 
-  explicit MNIST(const std::string& root, Mode mode = Mode::kTrain) {
+  explicit MNIST(const std::string& root, Mode mode = Mode::kTrain) : MNIST(load(root, mode)) {}
+
+  // Normalizes the images in place, (x - mean) / stddev (what libtorch's
+  // .map(transforms::Normalize<>(mean, stddev)) does per sample, done once).
+  MNIST& normalize(double mean, double stddev) {
+    tsr::detail::check(stddev > 0, "MNIST::normalize: stddev must be positive, got ", stddev);
+    Tensor<float> x = images();  // (a handle on the dataset's images)
+    x.copy_((x - float(mean)) / float(stddev));
+    return *this;
+  }
+
+  const Tensor<float>& images() const { return std::get<0>(tensors()); }
+  const Tensor<int64_t>& targets() const { return std::get<1>(tensors()); }
+
+ private:
+  explicit MNIST(std::pair<Tensor<float>, Tensor<int64_t>> data) : TensorDataset(data.first, data.second) {}
+
+  // Images as float [N, 1, rows, columns] in [0, 1] and labels as int64 [N].
+  static std::pair<Tensor<float>, Tensor<int64_t>> load(const std::string& root, Mode mode) {
     const std::string prefix = mode == Mode::kTrain ? "train" : "t10k";
     const Tensor<float> images = io::load_idx<float>(find(root, prefix + "-images-idx3-ubyte"));
     const Tensor<int64_t> labels = io::load_idx<int64_t>(find(root, prefix + "-labels-idx1-ubyte"));
     tsr::detail::check(images.dim() == 3 && labels.dim() == 1 && images.size(0) == labels.size(0),
                        "MNIST: '", root, "' holds images of shape ", images.sizes(), " and labels of shape ", labels.sizes(),
                        "; expected [N, rows, columns] and [N]");
-    images_ = Tensor<float>(images / 255.0f).unsqueeze(1);
-    targets_ = labels;
+    return {Tensor<float>(images / 255.0f).unsqueeze(1), labels};
   }
 
-  // Normalizes the images in place, (x - mean) / stddev (what libtorch's
-  // .map(transforms::Normalize<>(mean, stddev)) does per sample, done once).
-  MNIST& normalize(double mean, double stddev) {
-    tsr::detail::check(stddev > 0, "MNIST::normalize: stddev must be positive, got ", stddev);
-    images_.copy_((images_ - float(mean)) / float(stddev));
-    return *this;
-  }
-
-  std::tuple<Tensor<float>, Tensor<int64_t>> get(int64_t index) const override {
-    if (index < 0) index += size();
-    tsr::detail::check_index(index, size());
-    return {images_.select(0, index), targets_.select(0, index)};
-  }
-  int64_t size() const override { return targets_.size(0); }
-  const Tensor<float>& images() const { return images_; }
-  const Tensor<int64_t>& targets() const { return targets_; }
-
- private:
   // `name` or `name.gz` under root.
   static std::string find(const std::string& root, const std::string& name) {
     const std::filesystem::path dir(root);
@@ -53,9 +54,6 @@ class MNIST : public Dataset<std::tuple<Tensor<float>, Tensor<int64_t>>> {
     if (std::filesystem::exists(dir / (name + ".gz"))) return (dir / (name + ".gz")).string();
     tsr::detail::fail<Error>("MNIST: neither ", name, " nor ", name, ".gz is in '", root, "'");
   }
-
-  Tensor<float> images_;
-  Tensor<int64_t> targets_;
 };
 
 }  // namespace tsr::data

@@ -125,19 +125,7 @@ class Module : public std::enable_shared_from_this<Module> {
   // Clears every parameter's gradient: unset (PyTorch 2's default), or
   // zeroed in place where one exists.
   void zero_grad(bool set_to_none = true) {
-    for (auto& p : parameters()) {
-      p.visit([&]<class T>(Tensor<T>& x) {
-        if constexpr (is_floating_v<T>) {
-          if (!x.grad().defined()) return;
-          if (set_to_none) {
-            x.mutable_grad() = {};
-          } else {
-            const NoGradGuard no_grad;
-            x.mutable_grad().detach().zero_();
-          }
-        }
-      });
-    }
+    for (auto& p : parameters()) tsr::detail::clear_grad(p, set_to_none);
   }
 
   // ----- element type -------------------------------------------------------

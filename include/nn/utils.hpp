@@ -18,11 +18,7 @@ namespace detail {
 // f(Tensor<T>& parameter) for every float or double parameter.
 template <class Parameters, class F>
 void for_each_float_param(Parameters& params, F&& f) {
-  for (auto& p : params)
-    p.visit([&]<class T>(Tensor<T>& x) {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) f(x);
-      else tsr::detail::fail<Error>("nn::utils: expected float or double parameters, got ", tsr::detail::dtype_name<T>());
-    });
+  for (auto& p : params) tsr::detail::visit_float_or_double(p, "nn::utils: expected float or double parameters, got ", f);
 }
 }  // namespace detail
 

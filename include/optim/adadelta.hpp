@@ -56,12 +56,12 @@ class Adadelta : public PerParameterOptimizer<Adadelta, AdadeltaOptions> {
       state.set("acc_delta", AnyTensor(zeros<T>(p.sizes())));
     }
     ++state.integer("step");
-    const T sign = o.maximize() ? T(-1) : T(1), decay = T(o.weight_decay()), eps = T(o.eps());
+    const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());
+    const T eps = T(o.eps());
     const T rho = T(o.rho()), one_minus_rho = T(1 - o.rho()), neg_lr = T(-o.lr());
     tsr::detail::fused_update<T>([=](auto& param, auto& sq, auto& acc, const auto& grad) {
       using B = std::remove_cvref_t<decltype(grad)>;
-      B g = sign == T(1) ? grad : -grad;
-      if (decay != T(0)) g = g + B(decay) * param;
+      const B g = rewritten(grad, param);
       sq = sq * B(rho) + B(one_minus_rho) * g * g;
       const B std_dev = xsimd::sqrt(sq + B(eps));
       const B delta = xsimd::sqrt(acc + B(eps)) / std_dev * g;

@@ -72,15 +72,13 @@ class Adagrad : public PerParameterOptimizer<Adagrad, AdagradOptions> {
 
   template <class T>
   static void update(const AdagradOptions& o, Tensor<T>& p, ParamState& state) {
-    Tensor<float>& step_t = state.tensor<float>("step");
-    step_t.fill_(step_t.item() + 1.0f);
-    const double step = step_t.item();
-    const T sign = o.maximize() ? T(-1) : T(1), decay = T(o.weight_decay()), eps = T(o.eps());
+    const double step = detail::advance_float_step(state);
+    const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());
+    const T eps = T(o.eps());
     const T neg_clr = T(-(o.lr() / (1 + (step - 1) * o.lr_decay())));
     tsr::detail::fused_update<T>([=](auto& param, auto& sum, const auto& grad) {
       using B = std::remove_cvref_t<decltype(grad)>;
-      B g = sign == T(1) ? grad : -grad;
-      if (decay != T(0)) g = g + B(decay) * param;
+      const B g = rewritten(grad, param);
       sum = sum + B(T(1)) * g * g;
       param = param + B(neg_clr) * g / (xsimd::sqrt(sum) + B(eps));
     }, p, state.tensor<T>("sum"), p.grad());

@@ -81,14 +81,11 @@ class AdamFamily : public PerParameterOptimizer<AdamFamily<Options, Decoupled>, 
       state.set("exp_avg_sq", AnyTensor(zeros<T>(p.sizes())));
       if (o.amsgrad()) state.set("max_exp_avg_sq", AnyTensor(zeros<T>(p.sizes())));
     }
-    Tensor<float>& step_t = state.tensor<float>("step");
-    step_t.fill_(step_t.item() + 1.0f);
-    const double step = step_t.item();  // a float, as PyTorch's step tensor
+    const double step = advance_float_step(state);  // a float, as PyTorch's step tensor
     const auto [beta1, beta2] = o.betas();
     const double bias_correction1 = 1 - std::pow(beta1, step), bias_correction2 = 1 - std::pow(beta2, step);
 
-    const T sign = o.maximize() ? T(-1) : T(1);
-    const T l2 = Decoupled ? T(0) : T(o.weight_decay());
+    const RewrittenGradient<T> rewritten(o.maximize(), Decoupled ? 0.0 : o.weight_decay());  // L2 for Adam only
     const T shrink = T(1 - o.lr() * (Decoupled ? o.weight_decay() : 0.0));
     const T b1 = T(beta1), b2 = T(beta2), one_minus_b1 = T(1 - beta1), one_minus_b2 = T(1 - beta2);
     const T bc2_sqrt = T(std::sqrt(bias_correction2)), eps = T(o.eps()), neg_step_size = T(-(o.lr() / bias_correction1));
@@ -96,8 +93,7 @@ class AdamFamily : public PerParameterOptimizer<AdamFamily<Options, Decoupled>, 
     auto moments = [=](auto& param, auto& m, auto& v, const auto& grad) {
       using B = std::remove_cvref_t<decltype(grad)>;
       if (shrink != T(1)) param = param * B(shrink);
-      B g = sign == T(1) ? grad : -grad;
-      if (l2 != T(0)) g = g + B(l2) * param;
+      const B g = rewritten(grad, param);
       m = m * B(b1) + B(one_minus_b1) * g;
       v = v * B(b2) + B(one_minus_b2) * g * g;
     };

@@ -33,7 +33,7 @@ struct UpdateOperand {
     if constexpr (Writes) {
       if (work.data_ptr() != original.data_ptr()) {
         const NoGradGuard no_grad;
-        Tensor<T>(original).copy_(work);
+        original.copy_(work);
       } else {
         original.storage()->bump_version();  // written through the pointer
       }
@@ -57,10 +57,17 @@ B load_padded(const T* p, int64_t count) {
   return B::load_aligned(buffer);
 }
 
-template <class B, class T>
+// A whole batch at p, or the first `count` elements of one on a padded copy.
+template <bool Whole, class B, class T>
+B load_batch(const T* p, int64_t count) {
+  if constexpr (Whole) return B::load_unaligned(p);
+  else return load_padded<B>(p, count);
+}
+
+template <bool Whole, class B, class T>
 void store_one(const B& b, T* p, int64_t i, int64_t count) {
   if constexpr (!std::is_const_v<T>) {
-    if (count == static_cast<int64_t>(B::size)) {
+    if constexpr (Whole) {
       b.store_unaligned(p + i);
     } else {
       alignas(64) std::remove_const_t<T> buffer[B::size];
@@ -70,10 +77,10 @@ void store_one(const B& b, T* p, int64_t i, int64_t count) {
   }
 }
 
-template <class Batches, class Pointers>
+template <bool Whole, class Batches, class Pointers>
 void store_written(const Batches& batches, const Pointers& pointers, int64_t i, int64_t count) {
   [&]<std::size_t... k>(std::index_sequence<k...>) {
-    (store_one(std::get<k>(batches), std::get<k>(pointers), i, count), ...);
+    (store_one<Whole>(std::get<k>(batches), std::get<k>(pointers), i, count), ...);
   }(std::make_index_sequence<std::tuple_size_v<Batches>>{});
 }
 
@@ -94,28 +101,21 @@ void fused_update(const Step& step, Ts&&... tensors) {
              operands);
   const auto pointers = std::apply([](const auto&... o) { return std::make_tuple(o.data()...); }, operands);
 
-  // One batch at element i of every operand: load, step, store the written.
+  // `count` elements at i of every operand, a whole batch or (Whole false)
+  // the tail on padded copies: load, step, store the written ones.
+  auto batch_at = [&]<bool Whole>(std::bool_constant<Whole>, int64_t i, int64_t count) {
+    std::apply(
+        [&](auto*... p) {
+          auto batches = std::make_tuple(load_batch<Whole, B>(p + i, count)...);
+          std::apply([&](auto&... b) { step(as_operand<decltype(p)>(b)...); }, batches);
+          store_written<Whole>(batches, std::make_tuple(p...), i, count);
+        },
+        pointers);
+  };
   auto run = [&](int64_t begin, int64_t end) {
     int64_t i = begin;
-    for (; i + kLanes <= end; i += kLanes) {
-      std::apply(
-          [&](auto*... p) {
-            auto batches = std::make_tuple(B::load_unaligned(p + i)...);
-            std::apply([&](auto&... b) { step(as_operand<decltype(p)>(b)...); }, batches);
-            store_written(batches, std::make_tuple(p...), i, kLanes);
-          },
-          pointers);
-    }
-    if (i < end) {  // the tail: the same code on padded copies
-      const int64_t left = end - i;
-      std::apply(
-          [&](auto*... p) {
-            auto batches = std::make_tuple(load_padded<B>(p + i, left)...);
-            std::apply([&](auto&... b) { step(as_operand<decltype(p)>(b)...); }, batches);
-            store_written(batches, std::make_tuple(p...), i, left);
-          },
-          pointers);
-    }
+    for (; i + kLanes <= end; i += kLanes) batch_at(std::true_type{}, i, kLanes);
+    if (i < end) batch_at(std::false_type{}, i, end - i);
   };
 
   // Threads only where a chunk is large enough to pay for waking them;

@@ -93,10 +93,7 @@ class LBFGS : public Optimizer {
   AnyTensor step(LossClosure closure = nullptr) override {
     tsr::detail::check(closure != nullptr, "LBFGS::step needs a closure that re-evaluates the loss");
     AnyTensor first = param_groups_[0].params()[0];
-    return first.visit([&]<class T>(const Tensor<T>&) -> AnyTensor {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return run<T>(closure);
-      else tsr::detail::fail<Error>("tessera's optimizers update float and double parameters, not ", tsr::detail::dtype_name<T>());
-    });
+    return tsr::detail::visit_float_or_double(first, kFloatOrDouble, [&]<class T>(Tensor<T>&) { return run<T>(closure); });
   }
 
  private:
@@ -139,7 +136,6 @@ class LBFGS : public Optimizer {
       offset += p.numel();
     }
   }
-  template <class T>
   static double loss_value(const AnyTensor& loss) {
     return loss.visit([]<class U>(const Tensor<U>& l) -> double {
       if constexpr (is_floating_v<U>) return double(l.item());
@@ -158,7 +154,7 @@ class LBFGS : public Optimizer {
     Work<T> w = load<T>(state);
 
     const AnyTensor orig_loss = evaluate(closure);
-    double loss = loss_value<T>(orig_loss);
+    double loss = loss_value(orig_loss);
     int64_t current_evals = 1;
     ++state.integer("func_evals");
     Tensor<T> g = flat_grad<T>();
@@ -225,7 +221,7 @@ class LBFGS : public Optimizer {
       } else {
         add_grad(w.t, w.d);
         if (n_iter != o.max_iter()) {
-          loss = loss_value<T>(evaluate(closure));
+          loss = loss_value(evaluate(closure));
           g = flat_grad<T>();
           opt_cond = double(max_abs(g)) <= o.tolerance_grad();
           ls_func_evals = 1;
@@ -246,7 +242,7 @@ class LBFGS : public Optimizer {
   std::pair<double, Tensor<T>> directional_evaluate(const LossClosure& closure, const std::vector<Tensor<T>>& x, double t,
                                                     const Tensor<T>& d) {
     add_grad(t, d);
-    const double loss = loss_value<T>(evaluate(closure));
+    const double loss = loss_value(evaluate(closure));
     Tensor<T> g = flat_grad<T>();
     auto ps = params<T>();
     for (std::size_t i = 0; i < ps.size(); ++i) ps[i].detach().copy_(x[i]);

@@ -45,7 +45,7 @@ class LRScheduler {
   // uses): the closed form where there is one.
   virtual void step(double epoch) {
     last_epoch_ = static_cast<int64_t>(std::floor(epoch));
-    set_lrs(has_closed_form() ? closed_form_lr() : get_lr());
+    set_lrs(closed_form_lr());
   }
 
   // The rates the last step set, one per group.
@@ -56,7 +56,8 @@ class LRScheduler {
  protected:
   // The rates for last_epoch_ from the groups' current ones.
   virtual std::vector<double> get_lr() = 0;
-  virtual bool has_closed_form() const { return false; }
+  // The rates for last_epoch_ from the base rates, where PyTorch has such a
+  // form (_get_closed_form_lr); the chainable form elsewhere.
   virtual std::vector<double> closed_form_lr() { return get_lr(); }
 
   // PyTorch's constructor ends with a first step to epoch 0; derived
@@ -106,7 +107,6 @@ class StepLR : public LRScheduler {
     const bool decay = last_epoch_ != 0 && last_epoch_ % step_size_ == 0;
     return each_current([&](double lr) { return decay ? lr * gamma_ : lr; });
   }
-  bool has_closed_form() const override { return true; }
   std::vector<double> closed_form_lr() override {
     return each_base([&](double base) { return base * std::pow(gamma_, static_cast<double>(last_epoch_ / step_size_)); });
   }
@@ -131,7 +131,6 @@ class MultiStepLR : public LRScheduler {
     const auto count = std::count(milestones_.begin(), milestones_.end(), last_epoch_);
     return each_current([&](double lr) { return count == 0 ? lr : lr * std::pow(gamma_, static_cast<double>(count)); });
   }
-  bool has_closed_form() const override { return true; }
   std::vector<double> closed_form_lr() override {
     const auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), last_epoch_) - milestones_.begin();
     return each_base([&](double base) { return base * std::pow(gamma_, static_cast<double>(passed)); });
@@ -151,7 +150,6 @@ class ExponentialLR : public LRScheduler {
   std::vector<double> get_lr() override {
     return each_current([&](double lr) { return last_epoch_ == 0 ? lr : lr * gamma_; });
   }
-  bool has_closed_form() const override { return true; }
   std::vector<double> closed_form_lr() override {
     return each_base([&](double base) { return base * std::pow(gamma_, static_cast<double>(last_epoch_)); });
   }
@@ -180,7 +178,6 @@ class LinearLR : public LRScheduler {
         1.0 + (end_ - start_) / (static_cast<double>(total_) * start_ + static_cast<double>(last_epoch_ - 1) * (end_ - start_));
     return each_current([&](double lr) { return lr * factor; });
   }
-  bool has_closed_form() const override { return true; }
   std::vector<double> closed_form_lr() override {
     const double done = static_cast<double>(std::min(total_, last_epoch_)) / static_cast<double>(total_);
     return each_base([&](double base) { return base * (start_ + (end_ - start_) * done); });
@@ -220,7 +217,6 @@ class CosineAnnealingLR : public LRScheduler {
       return (1 + std::cos(pi * e / t_max)) / (1 + std::cos(pi * (e - 1) / t_max)) * (lr - eta_min_) + eta_min_;
     });
   }
-  bool has_closed_form() const override { return true; }
   std::vector<double> closed_form_lr() override {
     const double pi = std::numbers::pi;
     return each_base([&](double base) {

@@ -223,6 +223,32 @@ class ParamState {
   std::vector<std::pair<std::string, StateValue>> entries_;
 };
 
+namespace detail {
+// The gradient as PyTorch's optimizers first rewrite it: negated when
+// maximizing, plus weight_decay * param (L2 decay; none when it is 0).
+template <class T>
+struct RewrittenGradient {
+  RewrittenGradient(bool maximize, double weight_decay) : negate(maximize), decay(T(weight_decay)) {}
+  template <class B>
+  B operator()(const B& grad, const B& param) const {
+    B g = negate ? -grad : grad;
+    if (decay != T(0)) g = g + B(decay) * param;
+    return g;
+  }
+  bool negate;
+  T decay;
+};
+
+// Advances the step count that PyTorch 1.13 keeps as a float scalar tensor
+// ("step": Adam, AdamW, Adagrad), made at 0 when missing; the new count.
+inline double advance_float_step(ParamState& state) {
+  if (!state.has("step")) state.set("step", AnyTensor(full<float>(Shape{}, 0.0f)));
+  Tensor<float>& step = state.tensor<float>("step");
+  step.fill_(step.item() + 1.0f);
+  return step.item();
+}
+}  // namespace detail
+
 // An optimizer's state_dict, shaped as PyTorch's: parameters are numbered
 // across the groups in order; "state" lists those that have state.
 struct OptimizerStateDict {
@@ -256,12 +282,13 @@ class Optimizer {
   void add_param_group(const OptimizerParamGroup& group) {
     OptimizerParamGroup g(group);
     if (!g.has_options()) g.set_options(defaults_->clone());
+    const std::vector<AnyTensor> others = parameters();
     for (const auto& p : g.params()) {
       tsr::detail::check(p.defined(), "optimizer can only optimize Tensors, but one of the params is None");
       tsr::detail::check(p.is_floating_point(), "optimizer can only optimize Tensors of floating point dtype, but one of the params is ",
                          p.dtype_name());
       tsr::detail::check(is_leaf(p), "can't optimize a non-leaf Tensor");
-      for (const auto& other : group_params_all())
+      for (const auto& other : others)
         tsr::detail::check(!same_tensor(p, other), "some parameters appear in more than one parameter group");
     }
     state_.emplace_back(g.params().size());
@@ -271,24 +298,24 @@ class Optimizer {
   // Clears every parameter's gradient: unset (the default, as PyTorch 2), or
   // zeroed in place where one exists.
   void zero_grad(bool set_to_none = true) {
-    const NoGradGuard no_grad;
     for (auto& group : param_groups_)
-      for (auto& p : group.params())
-        p.visit([&]<class T>(Tensor<T>& x) {
-          if constexpr (is_floating_v<T>) {
-            if (!x.grad().defined()) return;
-            if (set_to_none) x.mutable_grad() = {};
-            else x.mutable_grad().detach().zero_();
-          }
-        });
+      for (auto& p : group.params()) tsr::detail::clear_grad(p, set_to_none);
   }
 
   std::vector<OptimizerParamGroup>& param_groups() { return param_groups_; }
   const std::vector<OptimizerParamGroup>& param_groups() const { return param_groups_; }
   // Every parameter, group after group.
-  std::vector<AnyTensor> parameters() const { return group_params_all(); }
+  std::vector<AnyTensor> parameters() const {
+    std::vector<AnyTensor> out;
+    for (const auto& g : param_groups_) out.insert(out.end(), g.params().begin(), g.params().end());
+    return out;
+  }
   // How many parameters the optimizer updates.
-  std::size_t size() const { return group_params_all().size(); }
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const auto& g : param_groups_) n += g.params().size();
+    return n;
+  }
   const OptimizerOptions& defaults() const { return *defaults_; }
   OptimizerOptions& defaults() { return *defaults_; }
   // The state of parameter `index` of group `group` (empty before its first step).
@@ -351,6 +378,8 @@ class Optimizer {
     for (const auto& g : groups) add_param_group(g);
   }
 
+  static constexpr const char* kFloatOrDouble = "tessera's optimizers update float and double parameters, not ";
+
   // The closure's loss, evaluated with grad mode on (PyTorch's
   // torch.enable_grad() around it); undefined without a closure.
   static AnyTensor evaluate(const LossClosure& closure) {
@@ -367,12 +396,8 @@ class Optimizer {
       auto& options = static_cast<Options&>(param_groups_[g].options());
       auto& params = param_groups_[g].params();
       for (std::size_t i = 0; i < params.size(); ++i) {
-        params[i].visit([&]<class T>(Tensor<T>& p) {
-          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-            if (p.grad().defined()) f(options, p, state_[g][i]);
-          } else {
-            tsr::detail::fail<Error>("tessera's optimizers update float and double parameters, not ", tsr::detail::dtype_name<T>());
-          }
+        tsr::detail::visit_float_or_double(params[i], kFloatOrDouble, [&](auto& p) {
+          if (p.grad().defined()) f(options, p, state_[g][i]);
         });
       }
     }
@@ -383,17 +408,13 @@ class Optimizer {
   std::vector<std::vector<ParamState>> state_;  // [group][parameter]
 
  private:
-  std::vector<AnyTensor> group_params_all() const {
-    std::vector<AnyTensor> out;
-    for (const auto& g : param_groups_) out.insert(out.end(), g.params().begin(), g.params().end());
-    return out;
-  }
   static bool is_leaf(const AnyTensor& p) {
     return p.visit([](const auto& t) { return t.is_leaf(); });
   }
+  // The same elements (one address, one shape): PyTorch's "same parameter".
   static bool same_tensor(const AnyTensor& a, const AnyTensor& b) {
     return a.visit([&]<class T>(const Tensor<T>& x) {
-      return b.is<T>() && x.is_alias_of(b.as<T>()) && x.data_ptr() == b.as<T>().data_ptr() && x.sizes() == b.sizes();
+      return b.is<T>() && x.data_ptr() == b.as<T>().data_ptr() && x.sizes() == b.sizes();
     });
   }
   // A copy of a loaded state, its floating tensors in the parameter's type
@@ -403,16 +424,11 @@ class Optimizer {
     for (const auto& [name, value] : s.entries()) {
       auto convert = [&](const AnyTensor& t) -> AnyTensor {
         if (!t.defined()) return t;
-        if (name == "step" || !t.is_floating_point()) return t.visit([](const auto& x) { return AnyTensor(x.clone()); });
+        const AnyTensor copy = t.visit([](const auto& x) { return AnyTensor(x.detach().clone()); });
+        if (name == "step" || !t.is_floating_point()) return copy;
         return param.visit([&]<class T>(const Tensor<T>&) -> AnyTensor {
-          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-            return t.visit([]<class U>(const Tensor<U>& x) -> AnyTensor {
-              if constexpr (is_floating_v<U>) return Tensor<T>(cast<T>(x.detach()));
-              else return x.clone();
-            });
-          } else {
-            return t;  // (parameters are float or double)
-          }
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return copy.to<T>();
+          else return copy;  // (parameters are float or double)
         });
       };
       if (const auto* t = std::get_if<AnyTensor>(&value)) {

@@ -76,14 +76,13 @@ class RMSprop : public PerParameterOptimizer<RMSprop, RMSpropOptions> {
       if (Centered) state.set("grad_avg", AnyTensor(zeros<T>(p.sizes())));
     }
     ++state.integer("step");
-    const T sign = o.maximize() ? T(-1) : T(1), decay = T(o.weight_decay());
+    const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());
     const T alpha = T(o.alpha()), one_minus_alpha = T(1 - o.alpha()), eps = T(o.eps());
     const T momentum = T(o.momentum()), neg_lr = T(-o.lr());
     // The whole step; g_avg and buf are unused (and absent) unless enabled.
     auto step = [=](auto& param, auto& sq, auto* g_avg, auto* buf, const auto& grad) {
       using B = std::remove_cvref_t<decltype(grad)>;
-      B g = sign == T(1) ? grad : -grad;
-      if (decay != T(0)) g = g + B(decay) * param;
+      const B g = rewritten(grad, param);
       sq = sq * B(alpha) + B(one_minus_alpha) * g * g;
       B avg;
       if constexpr (Centered) {

@@ -65,20 +65,13 @@ class SGD : public PerParameterOptimizer<SGD, SGDOptions> {
   template <class T>
   static void update(const SGDOptions& o, Tensor<T>& p, ParamState& state) {
     const Tensor<T> grad = p.grad();
-    const T sign = o.maximize() ? T(-1) : T(1), decay = T(o.weight_decay()), momentum = T(o.momentum());
-    const T kept = T(1 - o.dampening()), neg_lr = T(-o.lr());
+    const detail::RewrittenGradient<T> direction(o.maximize(), o.weight_decay());  // PyTorch's d_p
+    const T momentum = T(o.momentum()), kept = T(1 - o.dampening()), neg_lr = T(-o.lr());
     const bool nesterov = o.nesterov();
-    // grad (negated when maximizing) plus weight decay: PyTorch's d_p.
-    auto direction = [=](const auto& param, const auto& g) {
-      using B = std::remove_cvref_t<decltype(g)>;
-      B d = sign == T(1) ? g : -g;
-      if (decay != T(0)) d = d + B(decay) * param;
-      return d;
-    };
     if (o.momentum() == 0) {
       tsr::detail::fused_update<T>([=](auto& param, const auto& g) {
         using B = std::remove_cvref_t<decltype(g)>;
-        param = param + B(neg_lr) * direction(param, g);
+        param = param + B(neg_lr) * direction(g, param);
       }, p, grad);
       return;
     }
@@ -86,7 +79,7 @@ class SGD : public PerParameterOptimizer<SGD, SGDOptions> {
     if (first) state.set("momentum_buffer", AnyTensor(Tensor<T>(empty_like(p))));
     tsr::detail::fused_update<T>([=](auto& param, auto& buf, const auto& g) {
       using B = std::remove_cvref_t<decltype(g)>;
-      const B d = direction(param, g);
+      const B d = direction(g, param);
       buf = first ? d : buf * B(momentum) + B(kept) * d;
       param = param + B(neg_lr) * (nesterov ? d + B(momentum) * buf : buf);
     }, p, state.tensor<T>("momentum_buffer"), grad);
