@@ -182,12 +182,17 @@ A reduce_all(const E& e) {
   };
 
   if (groups == 1) return reduce_group(0);
-  std::vector<A> partial(static_cast<std::size_t>(groups));
+  // One slot per group, written by the thread that reduced it. Not
+  // std::vector<bool> (all, any, equal): its slots are bits of shared words,
+  // and two threads setting neighbouring bits would race, one losing its
+  // write (equal() then answered false about equal tensors, now and then).
+  using Slot = std::conditional_t<std::is_same_v<A, bool>, unsigned char, A>;
+  std::vector<Slot> partial(static_cast<std::size_t>(groups));
   run_units(groups, n, [&](int64_t gb, int64_t ge) {
-    for (int64_t g = gb; g < ge; ++g) partial[static_cast<std::size_t>(g)] = reduce_group(g);
+    for (int64_t g = gb; g < ge; ++g) partial[static_cast<std::size_t>(g)] = static_cast<Slot>(reduce_group(g));
   });
   PairwiseStack<R, A> stack;
-  for (const A& p : partial) stack.push(p);
+  for (const Slot& p : partial) stack.push(static_cast<A>(p));
   return stack.finish();
 }
 
