@@ -1,11 +1,18 @@
 // Training machinery, in one process on 2 threads: an optimizer step (SGD
-// with momentum, Adam, AdamW) over 1M and 10M parameters against libtorch,
-// and the DataLoader's throughput on Fashion-MNIST with 0, 1 and 2 workers.
-// tessera's step is one fused pass per parameter; libtorch's C++ optimizers
-// run one tensor operation per formula, each a pass over memory.
+// with momentum, Adam, AdamW) over 1M and 10M parameters against libtorch;
+// the DataLoader's throughput on Fashion-MNIST with 0, 1 and 2 workers; a
+// training step of fashion_mnist's two models (forward, cross-entropy,
+// backward, SGD with momentum) against libtorch's; and saving and loading
+// a 100 MB checkpoint. tessera's optimizer step is one fused pass per
+// parameter; libtorch's C++ optimizers run one tensor operation per
+// formula, each a pass over memory.
 #include <data/data.hpp>
 #include <data/mnist.hpp>
+#include <unistd.h>
+
 #include <filesystem>
+#include <io/safetensors.hpp>
+#include <nn/nn.hpp>
 #include <optim/optim.hpp>
 
 #include "bench_util.hpp"
@@ -36,12 +43,47 @@ void dataloader_throughput() {
   }
 }
 
+nn::Sequential mlp() { return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10)); }
+nn::Sequential cnn() {
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 16, 5).padding(2)), nn::ReLU(), nn::MaxPool2d(2),
+                        nn::Conv2d(nn::Conv2dOptions(16, 32, 5).padding(2)), nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(),
+                        nn::Linear(1568, 10));
+}
+
+// Writing and reading 25 tensors of 1024 x 1024 floats (100 MB), the medians
+// of 5; libtorch's torch::save / torch::load of the same tensors as a list.
+void checkpoints() {
+  std::printf("== checkpoints, 25 x (1024 x 1024) floats = 100 MB, medians of 5 (tessera writes flush to disk)\n");
+  io::TensorDict d;
+  for (int i = 0; i < 25; ++i) d.emplace_back("w" + std::to_string(i), Tensor<float>(randn<float>({1024, 1024})));
+  const std::string dir = std::filesystem::temp_directory_path() / ("tsr_bench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const double save_pt = bench::median_seconds(5, [&] { io::save_pt(dir + "/a.pt", io::tensor_dict_value(d)); });
+  const double load_pt = bench::median_seconds(5, [&] { (void)io::load_pt(dir + "/a.pt"); });
+  const double save_st = bench::median_seconds(5, [&] { io::save_safetensors(dir + "/a.safetensors", d); });
+  const double load_st = bench::median_seconds(5, [&] { (void)io::load_safetensors(dir + "/a.safetensors"); });
+  std::printf("  tessera .pt           save %7.1f ms  load %7.1f ms\n", save_pt * 1e3, load_pt * 1e3);
+  std::printf("  tessera .safetensors  save %7.1f ms  load %7.1f ms\n", save_st * 1e3, load_st * 1e3);
+#ifdef TSR_BENCH_TORCH
+  std::vector<torch::Tensor> theirs;
+  for (const auto& [name, t] : d) theirs.push_back(torch::from_blob(t.as<float>().data_ptr(), {1024, 1024}).clone());
+  const double save_torch = bench::median_seconds(5, [&] { torch::save(theirs, dir + "/b.pt"); });
+  const double load_torch = bench::median_seconds(5, [&] {
+    std::vector<torch::Tensor> back;
+    torch::load(back, dir + "/b.pt");
+  });
+  std::printf("  libtorch torch::save / torch::load   save %7.1f ms  load %7.1f ms\n", save_torch * 1e3, load_torch * 1e3);
+#endif
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 
 int main() {
   bench::print_machine();
   bench::set_threads(2);
   dataloader_throughput();
+  checkpoints();
   std::printf("== optimizer step, 2 threads, medians in turns (the parameter's gradient is set once)\n");
 #ifndef TSR_BENCH_TORCH
   std::printf("  libtorch not found (Debian package libtorch-dev): nothing to compare with\n");
@@ -76,6 +118,39 @@ int main() {
     std::tie(a, b) = bench::in_turns(15, block, [&] { adamw.step(); }, [&] { torch_adamw.step(); });
     std::snprintf(what, sizeof what, "AdamW, %lldM parameters", static_cast<long long>(n >> 20));
     std::printf("  %-34s tessera %8.3f ms  libtorch %8.3f ms  speed %.2fx  (target >= 2x)\n", what, a, b, b / a);
+  }
+
+  // fashion_mnist's training step on one batch of 64 (random images).
+  std::printf("== training step, batch 64, SGD lr 0.01 momentum 0.9, medians in turns\n");
+  torch::manual_seed(0);
+  manual_seed(0);
+  const Tensor<float> x = randn({64, 1, 28, 28});
+  const Tensor<int64_t> y = randint(0, 10, {64});
+  const auto tx = torch::from_blob(const_cast<float*>(x.data_ptr()), {64, 1, 28, 28}).clone();
+  const auto ty = torch::from_blob(const_cast<int64_t*>(y.data_ptr()), {64}, torch::kLong).clone();
+  for (const bool conv : {false, true}) {
+    nn::Sequential ours = conv ? cnn() : mlp();
+    torch::nn::Sequential theirs =
+        conv ? torch::nn::Sequential(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 5).padding(2)), torch::nn::ReLU(),
+                                     torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 5).padding(2)),
+                                     torch::nn::ReLU(), torch::nn::MaxPool2d(2), torch::nn::Flatten(), torch::nn::Linear(1568, 10))
+             : torch::nn::Sequential(torch::nn::Flatten(), torch::nn::Linear(784, 256), torch::nn::ReLU(), torch::nn::Linear(256, 10));
+    optim::SGD sgd(ours->parameters(), optim::SGDOptions(0.01).momentum(0.9));
+    torch::optim::SGD torch_sgd(theirs->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    const auto [a, b] = bench::in_turns(conv ? 11 : 21, conv ? 3 : 20,
+                                        [&] {
+                                          sgd.zero_grad();
+                                          const Tensor<float> loss = nn::F::cross_entropy(ours->forward(x), y);
+                                          loss.backward();
+                                          sgd.step();
+                                        },
+                                        [&] {
+                                          torch_sgd.zero_grad();
+                                          const auto loss = torch::nn::functional::cross_entropy(theirs->forward(tx), ty);
+                                          loss.backward();
+                                          torch_sgd.step();
+                                        });
+    std::printf("  %-34s tessera %8.3f ms  libtorch %8.3f ms  speed %.2fx\n", conv ? "small CNN" : "MLP 784-256-10", a, b, b / a);
   }
   return 0;
 #endif

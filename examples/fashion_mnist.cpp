@@ -2,13 +2,16 @@
 // the MLP 784-256-10 (default) or a small CNN (--model cnn), SGD with
 // momentum, test accuracy after every epoch. --compare then runs
 // fashion_mnist.py, the same training in PyTorch (the same seed gives the
-// same initial weights and batch order), and prints both side by side.
+// same initial weights and batch order), and prints both side by side. The
+// trained model is saved as PREFIX.pt (PyTorch's format) and
+// PREFIX.safetensors; with --compare, PyTorch also loads the .pt and scores it.
 //
 //   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch N] [--lr X]
-//                 [--workers N] [--data DIR] [--seed N] [--compare]
+//                 [--workers N] [--data DIR] [--seed N] [--save PREFIX] [--compare]
 #include <data/data.hpp>
 #include <data/mnist.hpp>
 #include <nn/nn.hpp>
+#include <nn/serialize.hpp>
 #include <optim/optim.hpp>
 
 #include <unistd.h>
@@ -32,6 +35,7 @@ struct Args {
   int64_t workers = 2;
   std::string data = "/usr/share/datasets/fashion-mnist";
   uint64_t seed = 0;
+  std::string save;  // "": fashion_mnist_<model>
   bool compare = false;
 };
 
@@ -55,12 +59,14 @@ Args parse(int argc, char** argv) {
     else if (flag == "--workers") a.workers = std::stoll(value());
     else if (flag == "--data") a.data = value();
     else if (flag == "--seed") a.seed = std::stoull(value());
+    else if (flag == "--save") a.save = value();
     else if (flag == "--compare") a.compare = true;
     else throw Error("fashion_mnist: unknown option " + flag +
-                     " (options: --model mlp|cnn, --epochs, --batch, --lr, --workers, --data, --seed, --compare)");
+                     " (options: --model mlp|cnn, --epochs, --batch, --lr, --workers, --data, --seed, --save, --compare)");
   }
   if (a.model != "mlp" && a.model != "cnn") throw Error("fashion_mnist: --model is mlp or cnn, not " + a.model);
   if (a.epochs == 0) a.epochs = a.model == "mlp" ? 5 : 3;
+  if (a.save.empty()) a.save = "fashion_mnist_" + a.model;
   return a;
 }
 
@@ -93,8 +99,10 @@ void progress(int epoch, int epochs, int64_t batch, int64_t batches, double loss
 }
 
 // Runs fashion_mnist.py with the same settings; its epochs, or none (with
-// the reason printed) when Python or PyTorch is missing.
-std::vector<Epoch> run_pytorch(const Args& a) {
+// the reason printed) when Python or PyTorch is missing. It also loads our
+// checkpoint and scores it: `checkpoint_accuracy`, or -1.
+std::vector<Epoch> run_pytorch(const Args& a, double& checkpoint_accuracy) {
+  checkpoint_accuracy = -1;
   const std::string script = std::string(TSR_EXAMPLES_DIR) + "/fashion_mnist.py";
   if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
     std::printf("--compare: PyTorch is not installed: it needs /usr/bin/python3 with torch (Debian: apt-get install python3-torch)\n");
@@ -102,7 +110,8 @@ std::vector<Epoch> run_pytorch(const Args& a) {
   }
   const std::string command = "/usr/bin/python3 '" + script + "' --model " + a.model + " --epochs " +
                               std::to_string(a.epochs) + " --batch " + std::to_string(a.batch) + " --lr " +
-                              std::to_string(a.lr) + " --seed " + std::to_string(a.seed) + " --data '" + a.data + "'";
+                              std::to_string(a.lr) + " --seed " + std::to_string(a.seed) + " --data '" + a.data +
+                              "' --score '" + a.save + ".pt'";
   std::printf("running PyTorch: %s\n", command.c_str());
   std::vector<Epoch> out;
   FILE* pipe = popen(command.c_str(), "r");
@@ -113,6 +122,7 @@ std::vector<Epoch> run_pytorch(const Args& a) {
     Epoch r;
     if (std::sscanf(line, "epoch %d loss %lf accuracy %lf seconds %lf", &e, &r.loss, &r.accuracy, &r.seconds) == 4)
       out.push_back(r);
+    std::sscanf(line, "checkpoint accuracy %lf", &checkpoint_accuracy);
   }
   if (pclose(pipe) != 0) std::printf("--compare: fashion_mnist.py failed (its errors are above)\n");
   return out;
@@ -166,9 +176,13 @@ int main(int argc, char** argv) try {
                 loss_sum / double(batch), 100 * acc, seconds, double(seen) / seconds);
     ours.push_back({loss_sum / double(batch), acc, seconds});
   }
+  nn::save(model, args.save + ".pt");
+  nn::save(model, args.save + ".safetensors");
+  std::printf("saved %s.pt (PyTorch's format) and %s.safetensors\n", args.save.c_str(), args.save.c_str());
   if (!args.compare) return 0;
 
-  const std::vector<Epoch> theirs = run_pytorch(args);
+  double checkpoint_accuracy;
+  const std::vector<Epoch> theirs = run_pytorch(args, checkpoint_accuracy);
   if (theirs.size() != ours.size()) {
     if (!theirs.empty()) std::printf("--compare: PyTorch reported %zu epochs, not %zu\n", theirs.size(), ours.size());
     return 1;
@@ -179,6 +193,9 @@ int main(int argc, char** argv) try {
     std::printf("%-6zu | %.4f  %6.2f%%  %7.2f s    | %.4f  %6.2f%%  %7.2f s    | %.2f\n", e + 1, ours[e].loss,
                 100 * ours[e].accuracy, ours[e].seconds, theirs[e].loss, 100 * theirs[e].accuracy, theirs[e].seconds,
                 ours[e].seconds / theirs[e].seconds);
+  if (checkpoint_accuracy >= 0)
+    std::printf("PyTorch loaded %s.pt into its model: test accuracy %.2f%% (tessera measured %.2f%%)\n", args.save.c_str(),
+                100 * checkpoint_accuracy, 100 * ours.back().accuracy);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "%s\n", e.what());

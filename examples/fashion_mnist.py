@@ -2,7 +2,9 @@
 """The PyTorch twin of fashion_mnist.cpp: the same data, normalization, model,
 initial weights (the same seed draws the same numbers), batch order and
 optimizer. fashion_mnist --compare runs it and prints both side by side; it
-prints one line per epoch: "epoch E loss L accuracy A seconds S"."""
+prints one line per epoch: "epoch E loss L accuracy A seconds S". With
+--score FILE it then loads FILE (tessera's checkpoint) into the same model and
+prints "checkpoint accuracy A"."""
 import argparse
 import gzip
 import os
@@ -40,6 +42,16 @@ def model_for(kind):
                          nn.Linear(1568, 10))
 
 
+def accuracy(model, test):
+    model.eval()
+    right = 0
+    with torch.no_grad():
+        for x, y in DataLoader(test, batch_size=1000):
+            right += int((model(x).argmax(1) == y).sum())
+    model.train()
+    return right / len(test)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", default="mlp")
@@ -49,6 +61,7 @@ def main():
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--score", default="")
     a = p.parse_args()
     epochs = a.epochs or (5 if a.model == "mlp" else 3)
     torch.set_num_threads(a.threads)
@@ -68,14 +81,11 @@ def main():
             total += loss.item()
             batches += 1
         seconds = time.perf_counter() - start
-        model.eval()
-        right = 0
-        with torch.no_grad():
-            for x, y in DataLoader(test, batch_size=1000):
-                right += int((model(x).argmax(1) == y).sum())
-        model.train()
-        print("epoch %d loss %.6f accuracy %.6f seconds %.4f" % (epoch, total / batches, right / len(test), seconds),
+        print("epoch %d loss %.6f accuracy %.6f seconds %.4f" % (epoch, total / batches, accuracy(model, test), seconds),
               flush=True)
+    if a.score:
+        model.load_state_dict(torch.load(a.score))
+        print("checkpoint accuracy %.6f" % accuracy(model, test), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Every expected value the tests compare against comes from here: the outputs
 of torch on fixed inputs, stored as .npy (read back by tessera's own reader)
 plus a text file for printing. Re-run after changing a case; commit the files.
 """
+import collections
 import math
 import os
 import sys
@@ -1663,6 +1664,84 @@ def data_orders():
     save("data_loader_order_seed9", torch.tensor(order))
 
 
+def _checkpoint_tensors():
+    """Every dtype tessera has, views sharing one storage, a non-contiguous
+    tensor, a scalar, an empty tensor and a Parameter; values a test can
+    recompute (test_io.cpp builds the same ones)."""
+    base = torch.arange(12.0).reshape(3, 4)
+    d = collections.OrderedDict()
+    d["f32"] = torch.arange(6, dtype=torch.float32).reshape(2, 3) * 0.5 - 1
+    d["f64"] = torch.arange(4, dtype=torch.float64) / 3
+    d["f16"] = torch.tensor([0.5, -1.25, 65504.0], dtype=torch.float16)
+    d["bf16"] = torch.tensor([1.0, -2.5, 3.0e38], dtype=torch.bfloat16)
+    d["i64"] = torch.tensor([-(2 ** 40), 0, 7], dtype=torch.int64)
+    d["i32"] = torch.tensor([-5, 6], dtype=torch.int32)
+    d["bool"] = torch.tensor([True, False, True])
+    d["scalar"] = torch.tensor(3.5)
+    d["empty"] = torch.zeros(0, 3)
+    d["base"] = base
+    d["t"] = base.t()
+    d["row"] = base[1]
+    d["strided"] = base[:, ::2]
+    d["param"] = torch.nn.Parameter(torch.ones(2))
+    return d
+
+
+def _write_safetensors(path, tensors, metadata):
+    """The format's specification, written out by hand (Debian has no
+    safetensors package) as its reference writer lays it out: 8-byte
+    little-endian header size, compact UTF-8 JSON padded with spaces to a
+    multiple of 8, then the data in the header's order."""
+    import json
+    import struct
+    names = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
+             torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL"}
+    header, blobs, offset = {"__metadata__": metadata}, [], 0
+    for name, t in tensors.items():
+        t = t.detach().contiguous()
+        raw = t.view(torch.int16).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes()
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def checkpoints():
+    torch.save(_checkpoint_tensors(), os.path.join(OUT, "torch_tensors.pt"))
+    tensors = _checkpoint_tensors()
+    for k in ("t", "row", "strided", "param"):
+        del tensors[k]
+    _write_safetensors(os.path.join(OUT, "reference.safetensors"), tensors, {"format": "pt", "note": "caf\u00e9"})
+
+    # A model PyTorch trained a little, and its output on a fixed input in eval mode.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    x = torch.linspace(-1, 1, 20).reshape(5, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        model(x).pow(2).sum().backward()
+        opt.step()
+    model.eval()
+    torch.save(model.state_dict(), os.path.join(OUT, "torch_model.pt"))
+    save("torch_model_out", model(x))
+
+    # Adam's state after two steps, the parameter then, and the parameter
+    # after a third step from the same state (gradients fixed by formula).
+    w = torch.nn.Parameter(torch.linspace(-1, 1, 6).reshape(2, 3))
+    adam = torch.optim.Adam([w], lr=0.1, betas=(0.8, 0.9), amsgrad=True)
+    for step in range(3):
+        if step == 2:
+            torch.save(adam.state_dict(), os.path.join(OUT, "torch_adam_state.pt"))
+            torch.save({"w": w.detach().clone()}, os.path.join(OUT, "torch_adam_param.pt"))
+        w.grad = torch.cos(torch.arange(6.0) + step).reshape(2, 3)
+        adam.step()
+    save("torch_adam_after", w)
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1693,4 +1772,5 @@ if __name__ == "__main__":
     lr_schedules()
     clip_grads()
     data_orders()
+    checkpoints()
     print("golden files written to", os.path.normpath(OUT))

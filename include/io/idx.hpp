@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../factories.hpp"
+#include "file.hpp"
 
 namespace tsr::io {
 namespace detail {
@@ -85,35 +86,42 @@ inline std::size_t idx_element_size(unsigned type) {
   }
 }
 
-}  // namespace detail
-
-// The IDX file at `path` (plain or .gz) as a tensor of T.
+// Parses an IDX file in memory (decompressed; `name` names it in errors).
 template <class T>
-Tensor<T> load_idx(const std::string& path) {
-  const std::vector<unsigned char> bytes = detail::read_maybe_gzip(path, "load_idx");
-  const std::string bad = "load_idx: '" + path + "' is not an IDX file";
-  tsr::detail::check(bytes.size() >= 4 && bytes[0] == 0 && bytes[1] == 0, bad, " (bad magic)");
+Tensor<T> read_idx(const unsigned char* bytes, std::size_t size, const std::string& name) {
+  const std::string bad = "load_idx: '" + name + "' is not an IDX file";
+  tsr::detail::check(size >= 4 && bytes[0] == 0 && bytes[1] == 0, bad, " (bad magic)");
   const unsigned type = bytes[2], dims = bytes[3];
-  const std::size_t element = detail::idx_element_size(type);
-  tsr::detail::check(element != 0, "load_idx: '", path, "' has an unknown element type 0x", std::hex, type);
-  tsr::detail::check(bytes.size() >= 4 + 4 * std::size_t{dims}, bad, " (truncated header)");
+  const std::size_t element = idx_element_size(type);
+  tsr::detail::check(element != 0, "load_idx: '", name, "' has an unknown element type 0x", std::hex, type);
+  tsr::detail::check(size >= 4 + 4 * std::size_t{dims}, bad, " (truncated header)");
   Shape shape;
   std::size_t count = 1;
   for (unsigned d = 0; d < dims; ++d) {
-    const uint32_t n = detail::big_endian_u32(bytes.data() + 4 + 4 * d);
+    const uint32_t n = big_endian_u32(bytes + 4 + 4 * d);
     shape.push_back(static_cast<int64_t>(n));
     // Overflow-checked: a header may claim anything.
     tsr::detail::check(n == 0 || count <= std::numeric_limits<std::size_t>::max() / element / n, bad,
                        " (its sizes overflow)");
     count *= n;
   }
-  const std::size_t header = 4 + 4 * std::size_t{dims}, have = bytes.size() - header;
-  tsr::detail::check(have == count * element, "load_idx: '", path, "' holds ", have, " bytes of data, but its header (shape ",
+  check_shape(shape, "load_idx: '" + name + "'");
+  const std::size_t header = 4 + 4 * std::size_t{dims}, have = size - header;
+  tsr::detail::check(have == count * element, "load_idx: '", name, "' holds ", have, " bytes of data, but its header (shape ",
                      shape, ") needs ", count * element);
   Tensor<T> out = empty<T>(shape);
   T* p = out.data_ptr();
-  for (std::size_t i = 0; i < count; ++i) p[i] = static_cast<T>(detail::idx_element(bytes.data() + header, type, i));
+  for (std::size_t i = 0; i < count; ++i) p[i] = static_cast<T>(idx_element(bytes + header, type, i));
   return out;
+}
+
+}  // namespace detail
+
+// The IDX file at `path` (plain or .gz) as a tensor of T.
+template <class T>
+Tensor<T> load_idx(const std::string& path) {
+  const std::vector<unsigned char> bytes = detail::read_maybe_gzip(path, "load_idx");
+  return detail::read_idx<T>(bytes.data(), bytes.size(), path);
 }
 
 }  // namespace tsr::io

@@ -1,30 +1,19 @@
 // NumPy .npy files (format 1.0, 2.0 and 3.0 headers; little-endian; C or
 // Fortran order) for every tessera element type, with dtype conversion on
-// load. Writes go to a temporary file that is renamed into place, so a failed
-// save never leaves a half-written file.
+// load. Reads map the file; writes go to a temporary file that is renamed
+// into place, so a failed or killed save never leaves a half-written file.
 #pragma once
-#include <cstdio>
+#include <algorithm>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "../factories.hpp"
+#include "file.hpp"
 
 namespace tsr::io {
 namespace detail {
-using tsr::detail::check;
-
-template <class T>
-constexpr const char* npy_descr() {
-  if constexpr (std::is_same_v<T, float>) return "<f4";
-  else if constexpr (std::is_same_v<T, double>) return "<f8";
-  else if constexpr (std::is_same_v<T, int32_t>) return "<i4";
-  else if constexpr (std::is_same_v<T, int64_t>) return "<i8";
-  else if constexpr (std::is_same_v<T, bool>) return "|b1";
-  else if constexpr (std::is_same_v<T, half>) return "<f2";
-  else return "<V2";  // bfloat16 has no NumPy dtype; stored as raw 2-byte values
-}
 
 struct NpyHeader {
   std::string descr;
@@ -117,7 +106,7 @@ void convert_into(const char* src, T* dst, std::size_t n) {
 
 template <class T>
 void save_npy(const std::string& path, const Tensor<T>& t) {
-  std::string header = "{'descr': '" + std::string(detail::npy_descr<T>()) + "', 'fortran_order': False, 'shape': (";
+  std::string header = "{'descr': '" + std::string(detail::FormatNames<T>::npy) + "', 'fortran_order': False, 'shape': (";
   for (int64_t d = 0; d < t.dim(); ++d) header += std::to_string(t.size(d)) + (t.dim() == 1 ? "," : d + 1 < t.dim() ? ", " : "");
   header += "), }";
   // Pad with spaces so the data starts on a 64-byte boundary; end with '\n'.
@@ -129,99 +118,80 @@ void save_npy(const std::string& path, const Tensor<T>& t) {
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
   const auto values = t.contiguous();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    tsr::detail::check(out.good(), "save_npy: cannot open '", tmp, "' for writing");
-    const unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<unsigned char>(v2 ? 2 : 1), 0};
-    out.write(reinterpret_cast<const char*>(magic), sizeof magic);
-    const auto len = static_cast<uint32_t>(header.size());
-    const unsigned char len_bytes[] = {static_cast<unsigned char>(len & 0xFF), static_cast<unsigned char>((len >> 8) & 0xFF),
-                                       static_cast<unsigned char>((len >> 16) & 0xFF),
-                                       static_cast<unsigned char>((len >> 24) & 0xFF)};
-    out.write(reinterpret_cast<const char*>(len_bytes), v2 ? 4 : 2);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    if (t.numel() > 0)
-      out.write(reinterpret_cast<const char*>(values.data_ptr()), static_cast<std::streamsize>(t.numel() * sizeof(T)));
-    out.flush();
-    if (!out.good()) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw Error("save_npy: failed writing '" + tmp + "'");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error("save_npy: cannot rename '" + tmp + "' to '" + path + "'");
-  }
+  std::string start = "\x93NUMPY";
+  start += static_cast<char>(v2 ? 2 : 1);
+  start += '\0';
+  if (v2) detail::append_le<uint32_t>(start, static_cast<uint32_t>(header.size()));
+  else detail::append_le<uint16_t>(start, static_cast<uint16_t>(header.size()));
+  detail::AtomicFileWriter out(path, "save_npy");
+  out.write(start);
+  out.write(header);
+  if (t.numel() > 0) out.write(values.data_ptr(), static_cast<std::size_t>(t.numel()) * sizeof(T));
+  out.commit();
 }
 
+namespace detail {
+// Parses a .npy file in memory (`name` names it in errors).
 template <class T>
-Tensor<T> load_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  tsr::detail::check(in.good(), "load_npy: cannot open '", path, "'");
-  in.seekg(0, std::ios::end);
-  const auto file_size = static_cast<std::size_t>(in.tellg());
-  in.seekg(0);
-  std::vector<char> bytes(file_size);
-  in.read(bytes.data(), static_cast<std::streamsize>(file_size));
-  tsr::detail::check(in.good() || in.eof(), "load_npy: read error on '", path, "'");
-  const std::string bad = "load_npy: '" + path + "' is not a valid .npy file";
-  tsr::detail::check(file_size >= 10 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0, bad, " (bad magic)");
-  const int major = static_cast<unsigned char>(bytes[6]);
-  tsr::detail::check(major >= 1 && major <= 3, bad, " (unsupported version ", major, ")");
+Tensor<T> read_npy(ByteView file, const std::string& name) {
+  const unsigned char* bytes = file.data;
+  const std::size_t file_size = file.size;
+  const std::string bad = "load_npy: '" + name + "' is not a valid .npy file";
+  check(file_size >= 10 && std::memcmp(bytes, "\x93NUMPY", 6) == 0, bad, " (bad magic)");
+  const int major = bytes[6];
+  check(major >= 1 && major <= 3, bad, " (unsupported version ", major, ")");
   std::size_t header_len, pre;
   if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    header_len = read_le<uint16_t>(bytes + 8);
     pre = 10;
   } else {
-    tsr::detail::check(file_size >= 12, bad, " (truncated header)");
-    header_len = 0;
-    for (int k = 3; k >= 0; --k) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[8 + k]);
+    check(file_size >= 12, bad, " (truncated header)");
+    header_len = read_le<uint32_t>(bytes + 8);
     pre = 12;
   }
-  tsr::detail::check(header_len <= file_size - pre, bad, " (truncated header)");
-  auto h = detail::parse_header(std::string(bytes.data() + pre, header_len), path);
+  check(header_len <= file_size - pre, bad, " (truncated header)");
+  auto h = parse_header(std::string(reinterpret_cast<const char*>(bytes) + pre, header_len), name);
   h.data_offset = pre + header_len;
+  check_shape(h.shape, "load_npy: '" + name + "'");
 
   const std::string& d = h.descr;
-  tsr::detail::check(d.size() >= 3, bad, " (dtype '", d, "')");
-  tsr::detail::check(d[0] != '>', "load_npy: big-endian data ('", d, "') is not supported");
+  check(d.size() >= 3, bad, " (dtype '", d, "')");
+  check(d[0] != '>', "load_npy: big-endian data ('", d, "') is not supported");
   const std::string kind = d.substr(1);
   std::size_t itemsize;
   if (kind == "f4" || kind == "i4" || kind == "u4") itemsize = 4;
   else if (kind == "f8" || kind == "i8" || kind == "u8") itemsize = 8;
   else if (kind == "f2" || kind == "V2" || kind == "i2" || kind == "u2") itemsize = 2;
   else if (kind == "b1" || kind == "u1" || kind == "i1") itemsize = 1;
-  else throw Error("load_npy: unsupported dtype '" + d + "' in '" + path + "'");
+  else throw Error("load_npy: unsupported dtype '" + d + "' in '" + name + "'");
 
   int64_t numel = 1;
   for (auto s : h.shape) {
-    tsr::detail::check(s == 0 || numel <= std::numeric_limits<int64_t>::max() / s / 8, bad, " (shape too large)");
+    check(s == 0 || numel <= std::numeric_limits<int64_t>::max() / s / 8, bad, " (shape too large)");
     numel *= s;
   }
   const std::size_t nbytes = static_cast<std::size_t>(numel) * itemsize;
-  tsr::detail::check(nbytes <= file_size - h.data_offset, "load_npy: '", path, "' is truncated: expected ", nbytes,
-                     " bytes of data, found ", file_size - h.data_offset);
+  check(nbytes <= file_size - h.data_offset, "load_npy: '", name, "' is truncated: expected ", nbytes,
+        " bytes of data, found ", file_size - h.data_offset);
 
   // Fortran order: the data is the transpose's C order.
   Shape stored = h.shape;
   if (h.fortran) std::reverse(stored.begin(), stored.end());
   auto t = empty<T>(stored);
-  const char* src = bytes.data() + h.data_offset;
+  const char* src = reinterpret_cast<const char*>(bytes) + h.data_offset;
   T* dst = t.data_ptr();
   const auto n = static_cast<std::size_t>(numel);
-  if (kind == "f4") detail::convert_into<float>(src, dst, n);
-  else if (kind == "f8") detail::convert_into<double>(src, dst, n);
-  else if (kind == "i4") detail::convert_into<int32_t>(src, dst, n);
-  else if (kind == "i8") detail::convert_into<int64_t>(src, dst, n);
-  else if (kind == "u4") detail::convert_into<uint32_t>(src, dst, n);
-  else if (kind == "u8") detail::convert_into<uint64_t>(src, dst, n);
-  else if (kind == "i2") detail::convert_into<int16_t>(src, dst, n);
-  else if (kind == "u2") detail::convert_into<uint16_t>(src, dst, n);
-  else if (kind == "i1") detail::convert_into<int8_t>(src, dst, n);
-  else if (kind == "u1") detail::convert_into<uint8_t>(src, dst, n);
-  else if (kind == "b1") detail::convert_into<bool>(src, dst, n);
+  if (kind == "f4") convert_into<float>(src, dst, n);
+  else if (kind == "f8") convert_into<double>(src, dst, n);
+  else if (kind == "i4") convert_into<int32_t>(src, dst, n);
+  else if (kind == "i8") convert_into<int64_t>(src, dst, n);
+  else if (kind == "u4") convert_into<uint32_t>(src, dst, n);
+  else if (kind == "u8") convert_into<uint64_t>(src, dst, n);
+  else if (kind == "i2") convert_into<int16_t>(src, dst, n);
+  else if (kind == "u2") convert_into<uint16_t>(src, dst, n);
+  else if (kind == "i1") convert_into<int8_t>(src, dst, n);
+  else if (kind == "u1") convert_into<uint8_t>(src, dst, n);
+  else if (kind == "b1") convert_into<bool>(src, dst, n);
   else if (kind == "f2" || kind == "V2") {
     for (std::size_t k = 0; k < n; ++k) {
       uint16_t bits;
@@ -234,6 +204,13 @@ Tensor<T> load_npy(const std::string& path) {
   Shape perm;
   for (int64_t k = t.dim() - 1; k >= 0; --k) perm.push_back(k);
   return t.permute(perm).contiguous();
+}
+}  // namespace detail
+
+template <class T>
+Tensor<T> load_npy(const std::string& path) {
+  const detail::MappedFile file(path, "load_npy");
+  return detail::read_npy<T>(file.bytes(), path);
 }
 
 }  // namespace tsr::io

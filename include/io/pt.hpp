@@ -1,0 +1,189 @@
+// PyTorch's own checkpoint files, as torch.save writes them since 1.6: a zip
+// holding data.pkl (the pickled value: a state_dict, an optimizer's
+// state_dict, any nesting of dicts, lists, tuples, numbers, strings and
+// tensors), one record data/<key> per tensor storage, and version.
+//
+//   auto sd = io::to_tensor_dict(io::load_pt("model.pt"), "model.pt");
+//   io::save_pt("model.pt", io::tensor_dict_value(sd));  // torch.load reads it
+//
+// Reading never runs anything the file names (see pickle.hpp). Tensors that
+// share a storage in the file share one in tessera, as torch.load gives
+// them; a record's bytes are checked against its CRC-32, and every tensor's
+// geometry against its storage.
+#pragma once
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pickle.hpp"
+#include "zip.hpp"
+
+namespace tsr::io {
+
+// Named tensors in order: a module's state_dict (nn::StateDict is this type).
+using TensorDict = std::vector<std::pair<std::string, AnyTensor>>;
+
+namespace detail {
+
+// A tensor of `numel` elements of T copied out of little-endian bytes (bool
+// bytes are normalized: any nonzero byte is true).
+template <class T>
+Tensor<T> tensor_from_bytes(const unsigned char* src, int64_t numel) {
+  Tensor<T> t = empty<T>(Shape{numel});
+  if constexpr (std::is_same_v<T, bool>) {
+    bool* d = t.data_ptr();
+    for (int64_t i = 0; i < numel; ++i) d[i] = src[i] != 0;
+  } else if (numel > 0) {
+    std::memcpy(static_cast<void*>(t.data_ptr()), src, static_cast<std::size_t>(numel) * sizeof(T));
+  }
+  return t;
+}
+
+// Checks that a view of `sizes`/`strides` from `offset` stays inside a storage
+// of `numel` elements (no overflow on the way), as torch's set_ does.
+inline void check_geometry(const Shape& sizes, const Strides& strides, int64_t offset, int64_t numel, const std::string& who) {
+  check(sizes.size() == strides.size() && sizes.size() <= 64, who, ": a tensor's size ", sizes, " and stride ", strides,
+        " do not match");
+  check(offset >= 0, who, ": negative storage offset ", offset);
+  int64_t count = 1, last = offset;
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    check(sizes[d] >= 0 && sizes[d] < kLimit && strides[d] >= 0 && strides[d] < kLimit, who, ": bad size ", sizes,
+          " or stride ", strides);
+    if (sizes[d] == 0) count = 0;
+    else if (count != 0) check(count <= kLimit / sizes[d], who, ": size ", sizes, " is too large"), count *= sizes[d];
+  }
+  if (count == 0) return;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    const __int128 reach = static_cast<__int128>(sizes[d] - 1) * strides[d];
+    check(reach < kLimit - last, who, ": size ", sizes, " and stride ", strides, " overflow");
+    last += static_cast<int64_t>(reach);
+  }
+  check(last < numel, who, ": a tensor of size ", sizes, ", stride ", strides, " and offset ", offset,
+        " reaches past its storage of ", numel, " elements");
+}
+
+// Parses a checkpoint in memory. verify_crc = false skips the records'
+// checksums (only the fuzzing harness does, to reach the parsers behind them).
+inline PickleValue read_pt(ByteView file, const std::string& name, bool verify_crc = true) {
+  const std::string who = "load_pt: '" + name + "'";
+  check(!(file.size >= 2 && file.data[0] == 0x80 && file.data[1] <= 5),
+        who, " is a checkpoint in PyTorch's legacy format (torch.save with _use_new_zipfile_serialization=False); "
+        "tessera reads the zip format torch.save writes by default since PyTorch 1.6");
+  const ZipReader zip(file, name);
+  // The records sit in one folder, named after the file by torch.save:
+  // <folder>/data.pkl, <folder>/data/<key>, <folder>/version.
+  const ZipRecord* pickle = nullptr;
+  for (const auto& r : zip.records()) {
+    const std::size_t slash = r.name.find('/');
+    if (slash != std::string::npos && r.name.compare(slash, std::string::npos, "/data.pkl") == 0) {
+      pickle = &r;
+      break;
+    }
+  }
+  check(pickle != nullptr, who, " is a zip file but not a PyTorch checkpoint (it has no data.pkl)");
+  const std::string folder = pickle->name.substr(0, pickle->name.size() - 8);  // with its '/'
+
+  struct Loaded {
+    std::string type;
+    AnyTensor storage;
+  };
+  std::map<std::string, Loaded> storages;
+  auto build = [&](const TensorRequest& r) -> AnyTensor {
+    auto it = storages.find(r.key);
+    if (it == storages.end()) {
+      const ZipRecord* record = zip.find(folder + "data/" + r.key);
+      check(record != nullptr, who, " lacks the record data/", r.key, " of a tensor");
+      AnyTensor storage;
+      const bool known = with_element_type(r.storage_type, [](auto names) { return names.storage; }, [&]<class T>(T) {
+        check(r.storage_numel >= 0 && static_cast<uint64_t>(r.storage_numel) <= record->size / sizeof(T) &&
+                  static_cast<uint64_t>(r.storage_numel) * sizeof(T) == record->size,
+              who, ": record data/", r.key, " holds ", record->size, " bytes, not the ", r.storage_numel, " elements of ",
+              sizeof(T), " bytes its storage declares");
+        storage = tensor_from_bytes<T>(zip.data(*record, verify_crc).data, r.storage_numel);
+      });
+      check(known, who, " holds a tensor of torch.", r.storage_type,
+            ", an element type tessera does not have (it has float32, float64, float16, bfloat16, int64, int32 and bool)");
+      it = storages.emplace(r.key, Loaded{r.storage_type, storage}).first;
+    }
+    check(it->second.type == r.storage_type, who, ": storage ", r.key, " is used as both ", it->second.type, " and ",
+          r.storage_type);
+    check(r.storage_numel == it->second.storage.numel(), who, ": storage ", r.key, " is declared with two sizes");
+    check_geometry(r.sizes, r.strides, r.offset, it->second.storage.numel(), who);
+    return it->second.storage.visit([&](const auto& s) { return AnyTensor(s.as_strided(r.sizes, r.strides, r.offset)); });
+  };
+  return Unpickler(zip.data(*pickle, verify_crc), name, build).load();
+}
+
+}  // namespace detail
+
+// The value a PyTorch checkpoint holds (torch.load's result, on the CPU).
+inline PickleValue load_pt(const std::string& path) {
+  const detail::MappedFile file(path, "load_pt");
+  return detail::read_pt(file.bytes(), path);
+}
+
+// Writes `value` as torch.save does (a zip torch.load reads). Each storage
+// is written once, whole, as PyTorch does: tensors that share one (tied
+// weights, views) share it again when loaded. The file appears whole or not
+// at all.
+inline void save_pt(const std::string& path, const PickleValue& value) {
+  struct Record {
+    std::string key;
+    AnyTensor keep;  // holds the storage alive while it is written
+    const void* data;
+    std::size_t nbytes;
+  };
+  std::vector<Record> records;
+  std::map<std::pair<const void*, std::string>, std::string> keys;  // (storage, type) -> key
+  auto name = [&](const AnyTensor& any) {
+    return any.visit([&]<class T>(const Tensor<T>& t0) {
+      Tensor<T> t = t0.detach();
+      const StorageImpl* s = t.storage().get();
+      int64_t numel = static_cast<int64_t>(s->nbytes() / sizeof(T));
+      const bool fits = t.numel() == 0 || t.storage_offset() + t.extent() <= numel;
+      tsr::detail::check(fits, "save_pt: cannot save a tensor whose storage has been freed (resized to 0)");
+      auto [it, fresh] = keys.emplace(std::pair<const void*, std::string>(s, detail::FormatNames<T>::storage), "");
+      if (fresh) {
+        it->second = std::to_string(records.size());
+        records.push_back({it->second, AnyTensor(t), s->data(), s->nbytes()});
+      }
+      return detail::Pickler::StorageId{detail::FormatNames<T>::storage, it->second, numel, t.storage_offset(), t.sizes(), t.strides()};
+    });
+  };
+  const std::string pickle = detail::Pickler(name).dump(value);
+  detail::AtomicFileWriter out(path, "save_pt");
+  detail::ZipWriter zip(out);
+  zip.add("archive/data.pkl", pickle.data(), pickle.size());
+  for (const auto& r : records) zip.add("archive/data/" + r.key, r.data, r.nbytes);
+  zip.add("archive/version", "3\n", 2);
+  zip.finish();
+  out.commit();
+}
+
+// A state_dict as the OrderedDict torch.save writes for one.
+inline PickleValue tensor_dict_value(const TensorDict& d) {
+  PickleValue::Dict out;
+  out.ordered = true;
+  for (const auto& [k, v] : d) out.items.emplace_back(k, v);
+  return out;
+}
+
+// A checkpoint's value as a state_dict: a dict of names to tensors, or an
+// Error saying what it holds instead. `source` names it in the error.
+inline TensorDict to_tensor_dict(const PickleValue& v, const std::string& source) {
+  const auto* d = v.get_if<PickleValue::Dict>();
+  tsr::detail::check(d != nullptr, "'", source, "' holds a ", v.type_name(), ", not a state_dict (a dict of tensors)");
+  TensorDict out;
+  for (const auto& [k, x] : d->items) {
+    const auto* key = k.get_if<std::string>();
+    tsr::detail::check(key != nullptr, "'", source, "' is not a state_dict: it has a key of type ", k.type_name());
+    const auto* t = x.get_if<AnyTensor>();
+    tsr::detail::check(t != nullptr, "'", source, "' is not a state_dict: '", *key, "' holds a ", x.type_name(), ", not a tensor");
+    out.emplace_back(*key, *t);
+  }
+  return out;
+}
+
+}  // namespace tsr::io
