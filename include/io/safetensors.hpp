@@ -343,7 +343,10 @@ inline void save_safetensors(const std::string& path, const TensorDict& tensors,
     header += ":{\"dtype\":\"";
     header += t.visit([]<class T>(const Tensor<T>&) { return detail::FormatNames<T>::safetensors; });
     header += "\",\"shape\":[";
-    for (std::size_t d = 0; d < t.sizes().size(); ++d) header += (d ? "," : "") + std::to_string(t.sizes()[d]);
+    for (std::size_t d = 0; d < t.sizes().size(); ++d) {
+      if (d) header += ',';
+      header += std::to_string(t.sizes()[d]);
+    }
     header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + nbytes) + "]}";
     offset += nbytes;
   }

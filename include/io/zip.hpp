@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../detail/thread_pool.hpp"
 #include "file.hpp"
 
 namespace tsr::io::detail {
@@ -98,9 +99,12 @@ class ZipReader {
   // A record's bytes; with verify, checked against the CRC-32 the directory
   // records (the fuzzing harness skips that, to reach the parsers behind it).
   ByteView data(const ZipRecord& r, bool verify = true) const {
-    const ByteView v{file_.data + r.offset, static_cast<std::size_t>(r.size)};
-    if (verify) check(crc32(v.data, v.size) == r.crc, "'", name_, "' is corrupt: record '", r.name, "' fails its CRC-32 check");
-    return v;
+    if (verify) check_crc(r);
+    return {file_.data + r.offset, static_cast<std::size_t>(r.size)};
+  }
+  void check_crc(const ZipRecord& r) const {
+    check(crc32(file_.data + r.offset, static_cast<std::size_t>(r.size)) == r.crc, "'", name_, "' is corrupt: record '",
+          r.name, "' fails its CRC-32 check");
   }
 
  private:
@@ -117,9 +121,11 @@ class ZipWriter {
  public:
   explicit ZipWriter(AtomicFileWriter& out) : out_(out) {}
 
-  void add(const std::string& name, const void* data, std::size_t size) {
+  void add(const std::string& name, const void* data, std::size_t size) { add(name, data, size, crc32(data, size)); }
+  // The same with the data's CRC-32 computed already (on other threads).
+  void add(const std::string& name, const void* data, std::size_t size, uint32_t crc) {
     constexpr uint64_t kMax32 = 0xFFFFFFFF;
-    Entry e{name, out_.position(), size, crc32(data, size)};
+    Entry e{name, out_.position(), size, crc};
     const bool zip64 = size >= kMax32;
     std::string header;
     append_le<uint32_t>(header, 0x04034b50);

@@ -56,8 +56,9 @@ inline io::PickleValue to_pickle(const OptimizerStateDict& sd) {
     groups.items.push_back(std::move(group));
   }
   io::PickleValue::Dict out;
-  out.items.emplace_back("state", std::move(state));
-  out.items.emplace_back("param_groups", std::move(groups));
+  // (assigned whole: emplace_back into the empty vector makes GCC 12 warn,
+  // falsely, of a write out of bounds)
+  out.items = {{std::string("state"), std::move(state)}, {std::string("param_groups"), std::move(groups)}};
   return out;
 }
 
