@@ -504,6 +504,32 @@ TEST_CASE("fused layers and the per-image convolution: gradcheck and gradgradche
   }
 }
 
+TEST_CASE("max_pool2d: the 2 x 2 stride-2 path gives each window's maximum and its position") {
+  // Odd sizes: the last row and column belong to no window.
+  manual_seed(3);
+  Tensor<float> x = randn<float>({2, 3, 9, 11});
+  x.requires_grad_(true);
+  const Tensor<float> y = F::max_pool2d(x, nn::MaxPool2dOptions(2));
+  const Tensor<float> windows = x.detach().slice(2, 0, 8).slice(3, 0, 10).contiguous().view({2, 3, 4, 2, 5, 2});
+  CHECK(equal(y.detach(), amax(windows, {3, 5})));
+  // The gradient lands on each window's maximum (random values: no ties).
+  y.backward(ones<float>({2, 3, 4, 5}));
+  const std::vector<float> xs = x.detach().contiguous().to_vector(), gs = x.grad().contiguous().to_vector();
+  std::vector<float> want(xs.size(), 0.f);
+  for (int64_t p = 0; p < 6; ++p)
+    for (int64_t oy = 0; oy < 4; ++oy)
+      for (int64_t ox = 0; ox < 5; ++ox) {
+        int64_t best = p * 99 + 2 * oy * 11 + 2 * ox;
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j) {
+            const int64_t at = p * 99 + (2 * oy + i) * 11 + 2 * ox + j;
+            if (xs[static_cast<std::size_t>(at)] > xs[static_cast<std::size_t>(best)]) best = at;
+          }
+        want[static_cast<std::size_t>(best)] = 1.f;
+      }
+  CHECK(gs == want);
+}
+
 TEST_CASE("max_pool2d: ties go to the first element of the window, NaN wins, as PyTorch's") {
   // Hand-checked: PyTorch scans each window row by row and moves to a later
   // element only when it is larger or NaN.
