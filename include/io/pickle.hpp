@@ -465,7 +465,7 @@ class Unpickler {
 };
 
 // Writes a PickleValue as protocol 2, the protocol torch.save uses. Tensors
-// become _rebuild_tensor_v2 calls on persistent storages; `storage_id`
+// become _rebuild_tensor_v2 calls on persistent storages; the StorageNamer
 // gives each tensor's storage its record key and type name.
 class Pickler {
  public:

@@ -46,18 +46,14 @@ inline void check_geometry(const Shape& sizes, const Strides& strides, int64_t o
   check(sizes.size() == strides.size() && sizes.size() <= 64, who, ": a tensor's size ", sizes, " and stride ", strides,
         " do not match");
   check(offset >= 0, who, ": negative storage offset ", offset);
-  int64_t count = 1, last = offset;
+  check_shape(sizes, who);  // valid sizes, whose product fits
+  if (tsr::detail::numel_of(sizes) == 0) return;  // reaches nothing
   constexpr int64_t kLimit = int64_t{1} << 62;
-  for (std::size_t d = 0; d < sizes.size(); ++d) {
-    check(sizes[d] >= 0 && sizes[d] < kLimit && strides[d] >= 0 && strides[d] < kLimit, who, ": bad size ", sizes,
-          " or stride ", strides);
-    if (sizes[d] == 0) count = 0;
-    else if (count != 0) check(count <= kLimit / sizes[d], who, ": size ", sizes, " is too large"), count *= sizes[d];
-  }
-  if (count == 0) return;
+  int64_t last = offset;
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     int64_t reach = 0;
-    const bool overflow = __builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || reach >= kLimit - last;
+    const bool overflow =
+        strides[d] < 0 || __builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || reach >= kLimit - last;
     check(!overflow, who, ": size ", sizes, " and stride ", strides, " overflow");
     last += reach;
   }
@@ -94,11 +90,7 @@ inline PickleValue read_pt(ByteView file, const std::string& name, bool verify_c
     });
   }
 
-  struct Loaded {
-    std::string type;
-    AnyTensor storage;
-  };
-  std::map<std::string, Loaded> storages;
+  std::map<std::string, AnyTensor> storages;  // by key, each a 1-D tensor of its elements
   auto build = [&](const TensorRequest& r) -> AnyTensor {
     auto it = storages.find(r.key);
     if (it == storages.end()) {
@@ -106,23 +98,22 @@ inline PickleValue read_pt(ByteView file, const std::string& name, bool verify_c
       check(record != nullptr, who, " lacks the record data/", r.key, " of a tensor");
       AnyTensor storage;
       const bool known = with_element_type(r.storage_type, [](auto names) { return names.storage; }, [&]<class T>(T) {
-        check(r.storage_numel >= 0 && static_cast<uint64_t>(r.storage_numel) <= record->size / sizeof(T) &&
-                  static_cast<uint64_t>(r.storage_numel) * sizeof(T) == record->size,
-              who, ": record data/", r.key, " holds ", record->size, " bytes, not the ", r.storage_numel, " elements of ",
+        check(record->size % sizeof(T) == 0 && static_cast<uint64_t>(r.storage_numel) == record->size / sizeof(T), who,
+              ": record data/", r.key, " holds ", record->size, " bytes, not the ", r.storage_numel, " elements of ",
               sizeof(T), " bytes its storage declares");
-        storage = tensor_from_bytes<T>(zip.data(*record, false).data, r.storage_numel);  // checked above
+        storage = tensor_from_bytes<T>(zip.data(*record).data, r.storage_numel);
       });
       check(known, who, " holds a tensor of torch.", r.storage_type,
             ", an element type tessera does not have (it has float32, float64, float16, bfloat16, int64, int32 and bool)");
-      it = storages.emplace(r.key, Loaded{r.storage_type, storage}).first;
+      it = storages.emplace(r.key, storage).first;
     }
-    check(it->second.type == r.storage_type, who, ": storage ", r.key, " is used as both ", it->second.type, " and ",
-          r.storage_type);
-    check(r.storage_numel == it->second.storage.numel(), who, ": storage ", r.key, " is declared with two sizes");
-    check_geometry(r.sizes, r.strides, r.offset, it->second.storage.numel(), who);
-    return it->second.storage.visit([&](const auto& s) { return AnyTensor(s.as_strided(r.sizes, r.strides, r.offset)); });
+    const char* type = it->second.visit([]<class T>(const Tensor<T>&) { return FormatNames<T>::storage; });
+    check(type == r.storage_type, who, ": storage ", r.key, " is used as both ", type, " and ", r.storage_type);
+    check(r.storage_numel == it->second.numel(), who, ": storage ", r.key, " is declared with two sizes");
+    check_geometry(r.sizes, r.strides, r.offset, it->second.numel(), who);
+    return it->second.visit([&](const auto& s) { return AnyTensor(s.as_strided(r.sizes, r.strides, r.offset)); });
   };
-  return Unpickler(zip.data(*pickle, false), name, build).load();
+  return Unpickler(zip.data(*pickle), name, build).load();
 }
 
 }  // namespace detail
@@ -138,27 +129,19 @@ inline PickleValue load_pt(const std::string& path) {
 // weights, views) share it again when loaded. The file appears whole or not
 // at all.
 inline void save_pt(const std::string& path, const PickleValue& value) {
-  struct Record {
-    std::string key;
-    AnyTensor keep;  // holds the storage alive while it is written
-    const void* data;
-    std::size_t nbytes;
-  };
-  std::vector<Record> records;
+  std::vector<Storage> records;  // written as data/0, data/1, ...
   std::map<std::pair<const void*, std::string>, std::string> keys;  // (storage, type) -> key
   auto name = [&](const AnyTensor& any) {
-    return any.visit([&]<class T>(const Tensor<T>& t0) {
-      Tensor<T> t = t0.detach();
-      const StorageImpl* s = t.storage().get();
-      int64_t numel = static_cast<int64_t>(s->nbytes() / sizeof(T));
-      const bool fits = t.numel() == 0 || t.storage_offset() + t.extent() <= numel;
-      tsr::detail::check(fits, "save_pt: cannot save a tensor whose storage has been freed (resized to 0)");
-      auto [it, fresh] = keys.emplace(std::pair<const void*, std::string>(s, detail::FormatNames<T>::storage), "");
+    return any.visit([&]<class T>(const Tensor<T>& t) {
+      (void)t.data_ptr();  // PyTorch's error where the view reaches past its storage (one freed by resize_(0))
+      const Storage& s = t.storage();
+      auto [it, fresh] = keys.emplace(std::pair<const void*, std::string>(s.get(), detail::FormatNames<T>::storage), "");
       if (fresh) {
         it->second = std::to_string(records.size());
-        records.push_back({it->second, AnyTensor(t), s->data(), s->nbytes()});
+        records.push_back(s);
       }
-      return detail::Pickler::StorageId{detail::FormatNames<T>::storage, it->second, numel, t.storage_offset(), t.sizes(), t.strides()};
+      return detail::Pickler::StorageId{detail::FormatNames<T>::storage, it->second, static_cast<int64_t>(s->nbytes() / sizeof(T)),
+                                        t.storage_offset(), t.sizes(), t.strides()};
     });
   };
   const std::string pickle = detail::Pickler(name).dump(value);
@@ -166,13 +149,13 @@ inline void save_pt(const std::string& path, const PickleValue& value) {
   std::vector<uint32_t> crcs(records.size());
   tsr::detail::ThreadPool::instance().parallel_for(static_cast<int64_t>(records.size()), [&](int64_t b, int64_t e) {
     for (auto i = static_cast<std::size_t>(b); i < static_cast<std::size_t>(e); ++i)
-      crcs[i] = detail::crc32(records[i].data, records[i].nbytes);
+      crcs[i] = detail::crc32(records[i]->data(), records[i]->nbytes());
   });
   detail::AtomicFileWriter out(path, "save_pt");
   detail::ZipWriter zip(out);
   zip.add("archive/data.pkl", pickle.data(), pickle.size());
   for (std::size_t i = 0; i < records.size(); ++i)
-    zip.add("archive/data/" + records[i].key, records[i].data, records[i].nbytes, crcs[i]);
+    zip.add("archive/data/" + std::to_string(i), records[i]->data(), records[i]->nbytes(), crcs[i]);
   zip.add("archive/version", "3\n", 2);
   zip.finish();
   out.commit();

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -67,11 +69,12 @@ class JsonParser {
       ++i_;
       v.type = Json::Type::Object;
       if (eat('}')) return v;
+      std::unordered_set<std::string> keys;  // (a header may hold a million)
       do {
         space();
         std::string key = string();
         if (!eat(':')) bad("expected ':'");
-        for (const auto& m : v.items) check(m.key != key, who_, ": its header has the key '", key, "' twice");
+        check(keys.insert(key).second, who_, ": its header has the key '", key, "' twice");
         v.items.push_back(value(depth + 1));
         v.items.back().key = std::move(key);
       } while (eat(','));
@@ -329,10 +332,10 @@ inline void save_safetensors(const std::string& path, const TensorDict& tensors,
   }
   std::vector<AnyTensor> contiguous;
   uint64_t offset = 0;
-  std::map<std::string, int> seen;
+  std::set<std::string> seen;
   for (const auto& [name, t] : tensors) {
     tsr::detail::check(name != "__metadata__", "save_safetensors: '__metadata__' cannot name a tensor");
-    tsr::detail::check(seen.emplace(name, 0).second, "save_safetensors: the name '", name, "' is used twice");
+    tsr::detail::check(seen.insert(name).second, "save_safetensors: the name '", name, "' is used twice");
     tsr::detail::check(t.defined(), "save_safetensors: '", name, "' is an undefined tensor");
     contiguous.push_back(t.visit([](const auto& x) { return AnyTensor(x.detach().contiguous()); }));
     const uint64_t nbytes = contiguous.back().visit([](const auto& x) {

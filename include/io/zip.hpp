@@ -5,6 +5,7 @@
 #pragma once
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../detail/thread_pool.hpp"
@@ -85,23 +86,21 @@ class ZipReader {
       r.offset = local + 30 + read_le<uint16_t>(p + local + 26) + read_le<uint16_t>(p + local + 28);
       check(r.offset <= n && size <= n - r.offset, bad(), " (record '", r.name, "' runs past the end of the file)");
       r.size = size;
+      by_name_.emplace(r.name, records_.size());
       records_.push_back(std::move(r));
       at += 46 + uint64_t{name_len} + extra_len + comment_len;
     }
   }
 
   const std::vector<ZipRecord>& records() const { return records_; }
+  // The record of that name (the first, if a zip repeats one), or nullptr.
   const ZipRecord* find(const std::string& name) const {
-    for (const auto& r : records_)
-      if (r.name == name) return &r;
-    return nullptr;
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : &records_[it->second];
   }
-  // A record's bytes; with verify, checked against the CRC-32 the directory
-  // records (the fuzzing harness skips that, to reach the parsers behind it).
-  ByteView data(const ZipRecord& r, bool verify = true) const {
-    if (verify) check_crc(r);
-    return {file_.data + r.offset, static_cast<std::size_t>(r.size)};
-  }
+  // A record's bytes, unchecked (see check_crc).
+  ByteView data(const ZipRecord& r) const { return {file_.data + r.offset, static_cast<std::size_t>(r.size)}; }
+  // Checks a record's bytes against the CRC-32 the directory holds for them.
   void check_crc(const ZipRecord& r) const {
     check(crc32(file_.data + r.offset, static_cast<std::size_t>(r.size)) == r.crc, "'", name_, "' is corrupt: record '",
           r.name, "' fails its CRC-32 check");
@@ -112,6 +111,7 @@ class ZipReader {
   ByteView file_;
   std::string name_;
   std::vector<ZipRecord> records_;
+  std::unordered_map<std::string, std::size_t> by_name_;  // (a lookup per tensor storage)
 };
 
 // Writes stored records, as PyTorch's writer does: each record's data starts

@@ -766,6 +766,13 @@ Window2d pool_window(const Tensor<T>& x, const nn::PoolOptions<2>& o, const char
   return g;
 }
 
+// PyTorch's rule for a window's running maximum, scanned in order: a later
+// element wins only when larger, or NaN.
+template <class T>
+bool max_pool_takes(T e, T best) {
+  return (e > best) | (e != e);
+}
+
 // Max pooling over the common 2 x 2 window with stride 2 and no padding (a
 // CNN's pooling layer), one plane: the four taps of each output read
 // directly, compared in the general loop's order and by its rule, so the
@@ -782,7 +789,7 @@ void max_pool_2x2_plane(const T* in, int64_t w, int64_t oh, int64_t ow, T* v, in
       int64_t tap = 0;
       const T rest[3] = {r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]};
       for (int64_t k = 0; k < 3; ++k) {
-        const bool take = (rest[k] > best) | (rest[k] != rest[k]);  // a later element wins only when larger, or NaN
+        const bool take = max_pool_takes(rest[k], best);
         best = take ? rest[k] : best;
         tap = take ? k + 1 : tap;
       }
@@ -846,7 +853,7 @@ std::pair<Tensor<T>, Tensor<int64_t>> max_pool2d_indices(const Tensor<T>& x, con
             const auto this_tap = static_cast<int32_t>(i * g.kw + j);
             for (int64_t ox = lo; ox < hi; ++ox) {
               const T e = row[ox * g.sw];
-              const bool take = (e > v[ox]) | (e != e);  // a later element wins only when larger, or NaN
+              const bool take = max_pool_takes(e, v[ox]);
               v[ox] = take ? e : v[ox];
               tap[ox] = take ? this_tap : tap[ox];
             }
