@@ -129,6 +129,22 @@ TEST_CASE("views: gradients flow into the base") {
   check_case("views", total, std::tuple{x, w, z});
 }
 
+TEST_CASE("a tensor that requires grad through a cast to another type: its type's autograd runtime is on") {
+  // The autograd runtime of a type is switched on by requires_grad_() and
+  // by a recorded cast to that type (autograd/runtime.hpp). No tensor in
+  // this program is made to require grad as bfloat16: the broadcast sum and
+  // the view recording below reach bfloat16's runtime through the cast.
+  auto x = tensor<double>({1.0, 2.0, 3.0}).requires_grad_();
+  const Tensor<bfloat16> h = x.to<bfloat16>();
+  CHECK(detail::autograd_runtime_of<bfloat16>.load() != nullptr);
+  const Tensor<bfloat16> rows = h.unsqueeze(0) * ones<bfloat16>({2, 3});  // h's gradient is summed over rows
+  const Tensor<bfloat16> part = h.slice(0, 1, 3) * bfloat16(3.f);         // a view of h
+  const Tensor<bfloat16> loss = sum(rows) + sum(part);
+  loss.backward();
+  // d/dx of sum over 2 rows of x, plus 3 * (x1 + x2): exact in bfloat16.
+  check_close(x.grad(), tensor<double>({2.0, 5.0, 5.0}), 0, 0, "gradient through the cast");
+}
+
 TEST_CASE("views of an expanded tensor are differentiable: the broadcast dims are summed") {
   // loss = sum(w.expand({3, 4}).t() * x) = sum_i w_i * (x_i0 + x_i1 + x_i2)
   auto w = tensor<double>({1.0, 2.0, 3.0, 4.0}).requires_grad_();

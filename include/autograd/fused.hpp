@@ -161,6 +161,19 @@ auto leaf_types() {
   }
 }
 
+// Whether an expression has a floating tensor leaf of another type than
+// its value (a cast inside it): its result may require grad while no
+// tensor of its type was made to (autograd/runtime.hpp's invariant).
+template <class E>
+constexpr bool casts_floating_leaf() {
+  using Types = decltype(leaf_types<E>());
+  return []<std::size_t... I>(std::index_sequence<I...>) {
+    return ((is_floating_v<std::tuple_element_t<I, Types>> &&
+             !std::is_same_v<std::tuple_element_t<I, Types>, typename E::value_type>) ||
+            ...);
+  }(std::make_index_sequence<std::tuple_size_v<Types>>{});
+}
+
 // Whether an expression has several tensor leaves, all of one floating
 // type: then, when they are all the same tensor at run time (x * x, or a
 // chain of functions of x), their gradients can be summed in one kernel.
@@ -382,12 +395,15 @@ void add_compared_tensors(const A& operand, std::vector<autograd::ComparedTensor
 }
 
 // A tensor operand as a dense tensor of `shape` (broadcast and strided
-// operands copied).
+// operands copied, by the plain copy: expand() and contiguous() would
+// compile the recording of views for every operand type).
 template <class A>
 A dense_of_shape(const A& operand, const Shape& shape) {
   if constexpr (is_tensor<A>::value) {
     if (operand.sizes() == shape && operand.is_contiguous()) return operand;
-    return operand.expand(shape).contiguous();
+    A dense = A::allocate(shape);
+    assign(dense, operand);
+    return dense;
   } else {
     return operand;
   }
@@ -464,10 +480,16 @@ Tensor<T> broadcast_gradient(const Tensor<T>& g, const Shape& shape) {
 }
 
 // g summed down to `shape` over the dims it was broadcast along (g itself
-// when the shapes agree).
+// when the shapes agree). The sum is part of the autograd runtime
+// (autograd/runtime.hpp): a node of an expression that calls it directly
+// would compile the reductions, views and their nodes wherever it is made.
 template <class T>
 Tensor<T> sum_to(const Tensor<T>& g, const Shape& shape) {
   if (g.sizes() == shape) return g;
+  return autograd_runtime<T>().sum_to(g, shape);
+}
+template <class T>
+Tensor<T> sum_over_broadcast_dims(const Tensor<T>& g, const Shape& shape) {
   Shape dims;
   const std::size_t lead = g.sizes().size() - shape.size();
   for (std::size_t d = 0; d < g.sizes().size(); ++d)
@@ -542,6 +564,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
 
  public:
   FusedNode(const E& e, const char* kind) : expr_(e), kind_(kind) {
+    if constexpr (detail::casts_floating_leaf<E>()) detail::enable_autograd_runtime<T>();
     saved_.record(e);
     e.for_each_leaf([&](const auto& leaf) { this->next.push_back(detail::gradient_edge(leaf)); });
   }
@@ -631,7 +654,8 @@ class FusedNode final : public TypedNode<typename E::value_type> {
     inputs.stop = true;
     for (const auto& edge : this->next) inputs.nodes.push_back(edge.get());
     inputs.grads.resize(inputs.nodes.size());
-    run_backward({{detail::gradient_edge(y), g.impl_ptr()}}, /*retain_graph=*/true, &inputs, /*create_graph=*/true);
+    detail::run_backward_fn()({{detail::gradient_edge(y), g.impl_ptr()}}, /*retain_graph=*/true, &inputs,
+                              /*create_graph=*/true);
     // An input used several times got the sum once: it goes to its first edge.
     for (std::size_t k = 0; k < out.size(); ++k) {
       bool first = true;

@@ -107,7 +107,7 @@ Tensor<T>& copy_with_history(Tensor<T>& dst, const E& src) {
     const std::shared_ptr<autograd::Node> value_edge = gradient_edge(value);
     if (base.defined()) {
       if (old_base || value_edge)
-        set_history(base, std::make_shared<autograd::CopySlices<T>>(base, dst, old_base, value_edge));
+        set_history(base, autograd_runtime<T>().copy_slices(base, dst, old_base, value_edge));
     } else if (value_edge) {
       set_history(dst, value_edge);
     } else if (const auto& meta = dst.impl_ptr()->autograd) {

@@ -13,10 +13,9 @@
 
 #include "../tensor.hpp"
 #include "grad_mode.hpp"
+#include "runtime.hpp"
 
 namespace tsr::autograd {
-
-using GradRef = std::shared_ptr<TensorImpl>;
 
 class Node {
  public:
@@ -116,7 +115,7 @@ template <class T>
 class TypedNode : public Node {
  public:
   GradRef add(const GradRef& a, const GradRef& b) const override {
-    return detail::backward_eval<T>(Tensor<T>(a) + Tensor<T>(b)).impl_ptr();
+    return detail::autograd_runtime<T>().add_gradients(a, b);
   }
 };
 
@@ -228,7 +227,7 @@ std::shared_ptr<autograd::Node> gradient_edge(const Tensor<T>& t) {
   AutogradMeta& meta = *t.impl_ptr()->autograd;
   if (meta.grad_fn) return meta.grad_fn;
   if (auto acc = meta.accumulator.lock()) return acc;
-  auto acc = std::make_shared<autograd::AccumulateGrad<T>>(t.impl_ptr());
+  auto acc = autograd_runtime<T>().accumulator(t.impl_ptr());
   meta.accumulator = acc;
   return acc;
 }

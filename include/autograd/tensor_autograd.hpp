@@ -9,6 +9,26 @@ namespace tsr {
 
 namespace detail {
 
+template <class T>
+void enable_autograd_runtime() {
+  static constexpr AutogradRuntime<T> runtime{
+      [](const std::shared_ptr<TensorImpl>& leaf) -> std::shared_ptr<autograd::Node> {
+        return std::make_shared<autograd::AccumulateGrad<T>>(leaf);
+      },
+      &sum_over_broadcast_dims<T>,
+      [](const autograd::GradRef& a, const autograd::GradRef& b) {
+        return backward_eval<T>(Tensor<T>(a) + Tensor<T>(b)).impl_ptr();
+      },
+      &record_view_node<T>,
+      [](const Tensor<T>& base, const Tensor<T>& view, const std::shared_ptr<autograd::Node>& old_base,
+         const std::shared_ptr<autograd::Node>& value) -> std::shared_ptr<autograd::Node> {
+        return std::make_shared<autograd::CopySlices<T>>(base, view, old_base, value);
+      },
+  };
+  autograd_runtime_of<T>.store(&runtime, std::memory_order_release);
+  run_backward_of.store(&autograd::run_backward, std::memory_order_release);
+}
+
 template <class T, class E>
 void record_full_reduction(const Tensor<T>& out, const E& e, bool mean) {
   if constexpr (is_floating_v<T>) {
@@ -57,6 +77,8 @@ Tensor<T>& Tensor<T>::requires_grad_(bool on) {
   TensorImpl& t = *impl_ptr();
   if (!t.autograd) t.autograd = std::make_unique<detail::AutogradMeta>();
   t.autograd->requires_grad = on;
+  if constexpr (is_floating_v<T>)
+    if (on) detail::enable_autograd_runtime<T>();
   return *this;
 }
 

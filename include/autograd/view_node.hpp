@@ -117,10 +117,20 @@ class CopySlices final : public TypedNode<T>, private ViewGeometry {
 
 namespace tsr::detail {
 
+// Records view as a view of base when base requires grad. (The node is
+// made through the autograd runtime: every program takes views, few of
+// them of tensors that require grad.)
 template <class T>
 void record_view(const Tensor<T>& base, const Tensor<T>& view) {
   if constexpr (is_floating_v<T>) {
     if (!grad_mode_flag() || !requires_grad(base)) return;
+    autograd_runtime<T>().record_view(base, view);
+  }
+}
+
+template <class T>
+void record_view_node(const Tensor<T>& base, const Tensor<T>& view) {
+  if constexpr (is_floating_v<T>) {
     bool expanded = false;
     for (std::size_t d = 0; d < base.sizes().size(); ++d) expanded |= base.strides()[d] == 0 && base.sizes()[d] > 1;
     if (!expanded) {

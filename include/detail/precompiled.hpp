@@ -80,8 +80,9 @@
   }                                                                                                        \
   }
 
-// Per floating type: the autograd runtime every recorded expression reaches,
-// and the arithmetic and full sums, evaluated and recorded.
+// Per floating type: the autograd runtime (autograd/runtime.hpp, which
+// requires_grad_ switches on), the node types every recorded expression
+// reaches, and the arithmetic and full sums, evaluated and recorded.
 #define TSR_PRECOMPILED_FLOATING(T)                                                                        \
   namespace tsr {                                                                                          \
   namespace autograd {                                                                                     \
@@ -98,8 +99,11 @@
   }                                                                                                        \
   namespace detail {                                                                                       \
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
+  TSR_INSTANCE void enable_autograd_runtime<T>();                                                          \
   TSR_INSTANCE Tensor<T> sum_to<T>(const Tensor<T>&, const Shape&);                                        \
+  TSR_INSTANCE Tensor<T> sum_over_broadcast_dims<T>(const Tensor<T>&, const Shape&);                       \
   TSR_INSTANCE void record_view<T>(const Tensor<T>&, const Tensor<T>&);                                    \
+  TSR_INSTANCE void record_view_node<T>(const Tensor<T>&, const Tensor<T>&);                               \
   TSR_INSTANCE Tensor<T> reduce_dims<T, SumReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
   }                                                                                                        \
   }                                                                                                        \
