@@ -19,6 +19,11 @@ struct IndexError : Error {
 struct ValueError : Error {
   using Error::Error;
 };
+// A device allocation that failed even after the allocator's cache was
+// released (torch.cuda.OutOfMemoryError).
+struct OutOfMemoryError : Error {
+  using Error::Error;
+};
 
 namespace detail {
 
