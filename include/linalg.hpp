@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "detail/blas_layout.hpp"
 #include "detail/gemm.hpp"
 #include "reduce.hpp"
 #include "views.hpp"
@@ -85,25 +86,11 @@ MatSpan<T> mat_span(const Tensor<T>& t) {
 }
 
 #if defined(TSR_USE_CBLAS)
-// CBLAS's view of a rows x cols operand: transposed or not, and its leading
-// dimension; none when neither stride is 1 (broadcast or doubly strided).
-struct BlasOperand {
-  bool ok;
-  CBLAS_TRANSPOSE trans;
-  int64_t ld;
-};
-template <class T>
-BlasOperand blas_operand(MatView<T> v, int64_t rows, int64_t cols) {
-  if (v.cs == 1 && (rows == 1 || v.rs >= std::max<int64_t>(1, cols)))
-    return {true, CblasNoTrans, rows == 1 ? std::max<int64_t>(1, cols) : v.rs};
-  if (v.rs == 1 && (cols == 1 || v.cs >= std::max<int64_t>(1, rows)))
-    return {true, CblasTrans, cols == 1 ? std::max<int64_t>(1, rows) : v.cs};
-  return {false, CblasNoTrans, 0};
-}
+inline CBLAS_TRANSPOSE cblas_trans(const BlasOperand& o) { return o.transposed ? CblasTrans : CblasNoTrans; }
 
 template <class T>
 bool blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c) {
-  const BlasOperand oa = blas_operand(a, m, k), ob = blas_operand(b, k, n);
+  const BlasOperand oa = blas_operand(m, k, a.rs, a.cs), ob = blas_operand(k, n, b.rs, b.cs);
   const bool c_rows = c.cs == 1 && (m == 1 || c.rs >= n);
   // CBLAS takes int sizes and strides; larger products stay on our kernel.
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
@@ -112,10 +99,10 @@ bool blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T
   const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   const int ldc = static_cast<int>(m == 1 ? std::max<int64_t>(1, n) : c.rs);
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, oa.trans, ob.trans, M, N, K, alpha, a.p, static_cast<int>(oa.ld), b.p,
+    cblas_sgemm(CblasRowMajor, cblas_trans(oa), cblas_trans(ob), M, N, K, alpha, a.p, static_cast<int>(oa.ld), b.p,
                 static_cast<int>(ob.ld), beta, c.p, ldc);
   else
-    cblas_dgemm(CblasRowMajor, oa.trans, ob.trans, M, N, K, alpha, a.p, static_cast<int>(oa.ld), b.p,
+    cblas_dgemm(CblasRowMajor, cblas_trans(oa), cblas_trans(ob), M, N, K, alpha, a.p, static_cast<int>(oa.ld), b.p,
                 static_cast<int>(ob.ld), beta, c.p, ldc);
   return true;
 }

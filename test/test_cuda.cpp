@@ -1,12 +1,19 @@
 // The CUDA backend's host-side parts, run on the CPU: the caching allocator
 // over emulated device memory (PyTorch's sizes, splitting, stream-ordered
-// reuse, statistics and out-of-memory behaviour).
+// reuse, statistics and out-of-memory behaviour), and the arguments of
+// cuBLAS's column-major products for row-major strided matrices, checked
+// against cuBLAS's documented semantics.
 #include <doctest/doctest.h>
 
 #include <cuda/caching_allocator.hpp>
+#include <cuda/gemm_layout.hpp>
 #include <cuda/host_memory.hpp>
+#include <cuda/memory_summary.hpp>
 
+#include <array>
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -187,5 +194,155 @@ TEST_CASE("peaks reset to the current values; a pointer the allocator did not gi
   CHECK(alloc.stats().allocated_bytes[kAllPools].peak == int64_t(MiB));
   int local = 0;
   CHECK_THROWS_WITH_AS(alloc.deallocate(&local), doctest::Contains("invalid device pointer"), tsr::Error);
+  alloc.deallocate(a);
+}
+
+namespace {
+
+// cublas<t>gemmStridedBatched as its documentation defines it (column-major,
+// alpha 1, beta 0), on the host.
+void column_major_reference(const ColumnMajorGemm<double>& g) {
+  for (int b = 0; b < g.batch; ++b) {
+    const double* A = g.first + b * g.stride_first;
+    const double* B = g.second + b * g.stride_second;
+    double* C = g.c + b * g.stride_c;
+    for (int i = 0; i < g.m; ++i)
+      for (int j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int l = 0; l < g.k; ++l) {
+          const double x = g.op_first == BlasOp::N ? A[i + l * g.ld_first] : A[l + i * g.ld_first];
+          const double y = g.op_second == BlasOp::N ? B[l + j * g.ld_second] : B[j + l * g.ld_second];
+          sum += x * y;
+        }
+        C[i + j * g.ldc] = sum;
+      }
+  }
+}
+
+// A batch of rows x cols matrices laid out row by row (row stride rows_at,
+// at least cols) or column by column (transposed), with small integer
+// values, so that every product is exact.
+struct Layout {
+  bool transposed;
+  int64_t pad;           // extra elements between rows (or columns)
+  bool broadcast_batch;  // batch stride 0
+};
+std::vector<double> fill(int64_t batch, int64_t rows, int64_t cols, Layout l, StridedMatrices<const double>& view,
+                         int seed) {
+  const int64_t ld = (l.transposed ? rows : cols) + l.pad;
+  const int64_t per = ld * (l.transposed ? cols : rows);
+  std::vector<double> data(static_cast<std::size_t>(per * (l.broadcast_batch ? 1 : batch)), -99.0);
+  view = {data.data(), l.broadcast_batch ? 0 : per, l.transposed ? 1 : ld, l.transposed ? ld : 1};
+  for (int64_t b = 0; b < (l.broadcast_batch ? 1 : batch); ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        data[static_cast<std::size_t>(b * view.batch_stride + i * view.row_stride + j * view.col_stride)] =
+            static_cast<double>((seed + 3 * b + 5 * i + 7 * j) % 11 - 5);
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("cuBLAS's column-major arguments compute the row-major product for every BLAS layout, without copies") {
+  const Layout layouts[] = {{false, 0, false}, {true, 0, false}, {false, 3, false}, {true, 2, false}, {false, 0, true}};
+  const int64_t shapes[][4] = {{3, 4, 5, 6}, {2, 1, 5, 3}, {2, 4, 1, 3}, {1, 3, 4, 1}, {2, 3, 4, 0}};
+  int cases = 0;
+  for (const auto& s : shapes) {
+    const int64_t batch = s[0], m = s[1], n = s[2], k = s[3];
+    for (const Layout la : layouts)
+      for (const Layout lb : layouts) {
+        StridedMatrices<const double> a{}, b{};
+        const auto da = fill(batch, m, k, la, a, 1);
+        const auto db = fill(batch, k, n, lb, b, 2);
+        std::vector<double> dc(static_cast<std::size_t>(batch * m * (n + 1)), -1.0);
+        const StridedMatrices<double> c{dc.data(), m * (n + 1), n + 1, 1};  // rows padded by one
+        const auto g = column_major_gemm<double>(batch, m, n, k, a, b, c);
+        REQUIRE(g.has_value());
+        CHECK(g->first == b.data);  // operands passed as they are
+        CHECK(g->second == a.data);
+        column_major_reference(*g);
+        for (int64_t x = 0; x < batch; ++x)
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double want = 0;
+              for (int64_t l = 0; l < k; ++l)
+                want += a.data[x * a.batch_stride + i * a.row_stride + l * a.col_stride] *
+                        b.data[x * b.batch_stride + l * b.row_stride + j * b.col_stride];
+              REQUIRE(dc[static_cast<std::size_t>(x * c.batch_stride + i * c.row_stride + j)] == want);
+            }
+        ++cases;
+      }
+  }
+  CHECK(cases == 125);
+}
+
+TEST_CASE("cuBLAS's arguments: no call for layouts it cannot read") {
+  std::vector<double> d(64);
+  const StridedMatrices<const double> ok{d.data(), 0, 4, 1};
+  const StridedMatrices<const double> doubly_strided{d.data(), 0, 8, 2};
+  StridedMatrices<double> c{d.data(), 0, 4, 1};
+  CHECK(column_major_gemm<double>(1, 4, 4, 4, ok, ok, c).has_value());
+  CHECK_FALSE(column_major_gemm<double>(1, 4, 4, 4, doubly_strided, ok, c).has_value());
+  CHECK_FALSE(column_major_gemm<double>(1, 4, 4, 4, ok, doubly_strided, c).has_value());
+  c.col_stride = 4;  // C stored column by column
+  c.row_stride = 1;
+  CHECK_FALSE(column_major_gemm<double>(1, 4, 4, 4, ok, ok, c).has_value());
+}
+
+namespace {
+
+// (current, peak, allocated, freed) for all pools, the small pool, the large pool.
+using Values = std::array<std::array<int64_t, 4>, 3>;
+void set(StatArray& stat, const Values& v) {
+  for (std::size_t pool = 0; pool < 3; ++pool) stat[pool] = {v[pool][0], v[pool][1], v[pool][2], v[pool][3]};
+}
+constexpr int64_t K = 1024, M = K * K, G = M * K, T = G * K;
+
+}  // namespace
+
+TEST_CASE("memory_summary prints torch.cuda.memory_summary's table") {
+  // The statistics of tools/make_golden.py's CUDA_SUMMARY_CASES.
+  MemoryStats small;
+  set(small.allocation, {{{2, 3, 5, 3}, {0, 1, 1, 1}, {2, 2, 4, 2}}});
+  set(small.segment, {{{1, 2, 2, 1}, {0, 1, 1, 1}, {1, 1, 1, 0}}});
+  set(small.active, {{{2, 3, 5, 3}, {0, 1, 1, 1}, {2, 2, 4, 2}}});
+  set(small.inactive_split, {{{1, 1, 2, 1}, {0, 0, 0, 0}, {1, 1, 2, 1}}});
+  set(small.allocated_bytes, {{{4096, 5 * M, 5 * M + 5120, 5 * M + 1024}, {0, 5 * M, 5 * M, 5 * M}, {4096, 4096, 5120, 1024}}});
+  set(small.reserved_bytes, {{{2 * M, 22 * M, 22 * M, 20 * M}, {0, 20 * M, 20 * M, 20 * M}, {2 * M, 2 * M, 2 * M, 0}}});
+  set(small.active_bytes, {{{4096, 5 * M, 5 * M + 5120, 5 * M + 1024}, {0, 5 * M, 5 * M, 5 * M}, {4096, 4096, 5120, 1024}}});
+  set(small.inactive_split_bytes,
+      {{{2 * M - 4096, 2 * M - 512, 2 * M - 512, 3584}, {0, 0, 0, 0}, {2 * M - 4096, 2 * M - 512, 2 * M - 512, 3584}}});
+
+  MemoryStats large;  // every unit prefix
+  large.num_ooms = 2;
+  large.num_alloc_retries = 17;
+  set(large.allocation, {{{812345, 1234567, 98765432, 97953087}, {12345, 800000, 5000000, 4987655},
+                          {800000, 900000, 93765432, 92965432}}});
+  set(large.segment, {{{700, 800, 900, 200}, {500, 600, 700, 200}, {200, 200, 200, 0}}});
+  set(large.active, {{{812345, 1234567, 98765432, 97953087}, {12345, 800000, 5000000, 4987655},
+                      {800000, 900000, 93765432, 92965432}}});
+  set(large.inactive_split, {{{749999, 750000, 750001, 2}, {0, 1, 1, 1}, {749999, 750000, 750000, 1}}});
+  set(large.allocated_bytes,
+      {{{40 * G, 70 * G, 5 * T, 5 * T - 40 * G}, {39 * G, 69 * G, 3 * T, 3 * T}, {G, G, 2 * T, 2 * T}}});
+  set(large.reserved_bytes, {{{786431, 786432, 805306368, 1}, {0, 1023, 1024, 1024}, {786431, 786431, 805305344, 0}}});
+  set(large.active_bytes,
+      {{{767 * K, 768 * K, 3 * T * K, T * K}, {0, 767, 768, 768}, {767 * K, 768 * K, 3 * T * K, T * K}}});
+  set(large.inactive_split_bytes,
+      {{{123456789, 987654321, 8 * G, M}, {0, 0, 0, 0}, {123456789, 987654321, 8 * G, M}}});
+
+  std::ifstream file(std::string(TSR_GOLDEN_DIR) + "/cuda_memory_summary.txt");
+  std::stringstream golden;
+  golden << file.rdbuf();
+  REQUIRE(!golden.str().empty());
+  CHECK(memory_summary(small, 0) + memory_summary(large, 3) == golden.str());
+}
+
+TEST_CASE("memory_summary of a real sequence: the allocator's statistics in the table") {
+  HostMemory device(64 * MiB);
+  CachingAllocator alloc(device, 0);
+  void* a = alloc.allocate(3 * MiB, 0);
+  const std::string text = memory_summary(alloc.stats(), 0);
+  CHECK(text.find("| Allocated memory      |    3072 KB |    3072 KB |    3072 KB |       0 B  |") != std::string::npos);
+  CHECK(text.find("| GPU reserved memory   |   20480 KB |   20480 KB |   20480 KB |       0 B  |") != std::string::npos);
   alloc.deallocate(a);
 }

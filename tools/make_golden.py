@@ -1742,6 +1742,64 @@ def checkpoints():
     save("torch_adam_after", w)
 
 
+# The statistics of the two memory_summary cases of test_cuda.cpp (the same
+# numbers there): small values, and values that take every unit prefix.
+CUDA_SUMMARY_CASES = [
+    dict(device=0, num_ooms=0, num_alloc_retries=0, stats={
+        "allocation": [(2, 3, 5, 3), (0, 1, 1, 1), (2, 2, 4, 2)],
+        "segment": [(1, 2, 2, 1), (0, 1, 1, 1), (1, 1, 1, 0)],
+        "active": [(2, 3, 5, 3), (0, 1, 1, 1), (2, 2, 4, 2)],
+        "inactive_split": [(1, 1, 2, 1), (0, 0, 0, 0), (1, 1, 2, 1)],
+        "allocated_bytes": [(4096, 5 << 20, (5 << 20) + 5120, (5 << 20) + 1024), (0, 5 << 20, 5 << 20, 5 << 20),
+                            (4096, 4096, 5120, 1024)],
+        "reserved_bytes": [(2 << 20, 22 << 20, 22 << 20, 20 << 20), (0, 20 << 20, 20 << 20, 20 << 20),
+                           (2 << 20, 2 << 20, 2 << 20, 0)],
+        "active_bytes": [(4096, 5 << 20, (5 << 20) + 5120, (5 << 20) + 1024), (0, 5 << 20, 5 << 20, 5 << 20),
+                         (4096, 4096, 5120, 1024)],
+        "inactive_split_bytes": [((2 << 20) - 4096, (2 << 20) - 512, (2 << 20) - 512, 3584), (0, 0, 0, 0),
+                                 ((2 << 20) - 4096, (2 << 20) - 512, (2 << 20) - 512, 3584)],
+    }),
+    dict(device=3, num_ooms=2, num_alloc_retries=17, stats={
+        "allocation": [(812345, 1234567, 98765432, 97953087), (12345, 800000, 5000000, 4987655), (800000, 900000, 93765432, 92965432)],
+        "segment": [(700, 800, 900, 200), (500, 600, 700, 200), (200, 200, 200, 0)],
+        "active": [(812345, 1234567, 98765432, 97953087), (12345, 800000, 5000000, 4987655), (800000, 900000, 93765432, 92965432)],
+        "inactive_split": [(749999, 750000, 750001, 2), (0, 1, 1, 1), (749999, 750000, 750000, 1)],
+        "allocated_bytes": [(40 << 30, 70 << 30, 5 << 40, (5 << 40) - (40 << 30)), (39 << 30, 69 << 30, 3 << 40, 3 << 40),
+                            (1 << 30, 1 << 30, 2 << 40, 2 << 40)],
+        "reserved_bytes": [(786431, 786432, 805306368, 1), (0, 1023, 1024, 1024), (786431, 786431, 805305344, 0)],
+        "active_bytes": [(767 * 1024, 768 * 1024, 3 << 50, 1 << 50), (0, 767, 768, 768), (767 * 1024, 768 * 1024, 3 << 50, 1 << 50)],
+        "inactive_split_bytes": [(123456789, 987654321, 1 << 33, 1 << 20), (0, 0, 0, 0), (123456789, 987654321, 1 << 33, 1 << 20)],
+    }),
+]
+
+
+def cuda_memory_summary():
+    """torch.cuda.memory_summary's text for given statistics (its formatting
+    only: memory_stats is replaced, so no GPU is needed), with tessera's name
+    in the title where PyTorch has its own (the same length)."""
+    import torch.cuda.memory as memory
+    texts = []
+    for case in CUDA_SUMMARY_CASES:
+        stats = {"num_ooms": case["num_ooms"], "num_alloc_retries": case["num_alloc_retries"],
+                 "oversize_allocations.current": 0, "oversize_allocations.peak": 0,
+                 "oversize_allocations.allocated": 0, "oversize_allocations.freed": 0,
+                 "oversize_segments.current": 0, "oversize_segments.peak": 0,
+                 "oversize_segments.allocated": 0, "oversize_segments.freed": 0}
+        for key, pools in case["stats"].items():
+            for pool, values in zip(["all", "small_pool", "large_pool"], pools):
+                for field, value in zip(["current", "peak", "allocated", "freed"], values):
+                    stats[key + "." + pool + "." + field] = value
+        saved = memory.memory_stats
+        memory.memory_stats = lambda device=None: stats
+        try:
+            text = memory.memory_summary(device=case["device"])
+        finally:
+            memory.memory_stats = saved
+        texts.append(text.replace("PyTorch CUDA memory summary", "tessera CUDA memory summary"))
+    with open(os.path.join(OUT, "cuda_memory_summary.txt"), "w") as f:
+        f.write("".join(texts))
+
+
 if __name__ == "__main__":
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(sys.argv) > 1:  # only the named groups, e.g. `make_golden.py bounds`
@@ -1773,4 +1831,5 @@ if __name__ == "__main__":
     clip_grads()
     data_orders()
     checkpoints()
+    cuda_memory_summary()
     print("golden files written to", os.path.normpath(OUT))
