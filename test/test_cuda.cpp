@@ -1,8 +1,9 @@
-// The CUDA backend's host-side parts, run on the CPU: the caching allocator
-// over emulated device memory (PyTorch's sizes, splitting, stream-ordered
-// reuse, statistics and out-of-memory behaviour), and the arguments of
-// cuBLAS's column-major products for row-major strided matrices, checked
-// against cuBLAS's documented semantics.
+// The CUDA backend, run on the CPU: the caching allocator over emulated
+// device memory (PyTorch's sizes, splitting, stream-ordered reuse,
+// statistics and out-of-memory behaviour); the arguments of cuBLAS's
+// column-major products for row-major strided matrices, checked against
+// cuBLAS's documented semantics; and, where Thrust is found, the device's
+// elementwise evaluation run by Thrust's CPP device system against the CPU's.
 #include <doctest/doctest.h>
 
 #include <cuda/caching_allocator.hpp>
@@ -17,7 +18,7 @@
 #include <string>
 #include <vector>
 
-using namespace tsr::cuda::detail;
+using namespace tsr::detail::cuda;
 
 namespace {
 
@@ -346,3 +347,67 @@ TEST_CASE("memory_summary of a real sequence: the allocator's statistics in the 
   CHECK(text.find("| GPU reserved memory   |   20480 KB |   20480 KB |   20480 KB |       0 B  |") != std::string::npos);
   alloc.deallocate(a);
 }
+
+#if TSR_TEST_THRUST
+#include <cuda/elementwise.hpp>
+
+namespace {
+
+// src written by the device path into a tensor laid out like `like`
+// (values first set to a sentinel), next to the CPU's evaluation.
+template <class T, class E>
+std::pair<tsr::Tensor<T>, tsr::Tensor<T>> both_ways(const E& src, const tsr::Tensor<T>& like) {
+  tsr::Tensor<T> device_out = like;
+  device_out.fill_(T(77));
+  const auto plan = tsr::detail::strided_plan(device_out.sizes(), device_out, src);
+  write_elements(device_out, src, plan);
+  tsr::Tensor<T> cpu = src;
+  return {device_out, cpu};
+}
+
+}  // namespace
+
+TEST_CASE("device elementwise evaluation (Thrust, emulated on the CPU) gives the CPU's results") {
+  using namespace tsr;
+  const auto a = arange<float>(-6.f, 6.f).view({3, 4});
+  const auto b = arange<float>(1.f, 5.f);
+  const auto col = arange<float>(0.f, 3.f).view({3, 1});
+  SUBCASE("broadcast operands, contiguous output") {
+    const auto [dev, cpu] = both_ways(a * b + col - 2.f, empty<float>({3, 4}));
+    CHECK(equal(dev, cpu));
+  }
+  SUBCASE("a transposed operand into a transposed output") {
+    const auto [dev, cpu] = both_ways(a.t() / b.view({4, 1}), empty<float>({3, 4}).t());
+    CHECK(equal(dev, cpu));
+  }
+  SUBCASE("strided slices and a 3-d broadcast") {
+    const auto big = arange<double>(0., 60.).view({3, 4, 5});
+    const auto sliced = big.slice(2, 0, 5, 2);  // [3, 4, 3], stride 2 inside
+    const auto row = arange<double>(0., 3.).view({1, 1, 3});
+    const auto [dev, cpu] = both_ways(sliced * row - sliced, empty<double>({3, 4, 3}));
+    CHECK(equal(dev, cpu));
+  }
+  SUBCASE("transcendental functions (scalar forms, within float rounding)") {
+    const auto [dev, cpu] = both_ways(exp(sin(a) * 0.5f) + tanh(b) * log1p(abs(a)), empty<float>({3, 4}));
+    CHECK(allclose(dev, cpu, 1e-6, 1e-6));
+  }
+  SUBCASE("comparisons, where and casts") {
+    const auto [dev, cpu] = both_ways(where(a > 0.f, a, -a * 2.f), empty<float>({3, 4}));
+    CHECK(equal(dev, cpu));
+    const auto [dev_i, cpu_i] = both_ways(cast<int32_t>(a * 3.f) % 4, empty<int32_t>({3, 4}));
+    CHECK(equal(dev_i, cpu_i));
+    const auto [dev_b, cpu_b] = both_ways(a >= b, empty<bool>({3, 4}));
+    CHECK(equal(dev_b, cpu_b));
+  }
+  SUBCASE("a 0-d output and an empty one") {
+    const auto [dev, cpu] = both_ways(full<float>({}, 3.f) * 2.f, empty<float>({}));
+    CHECK(dev.item() == 6.f);
+    const auto [dev_e, cpu_e] = both_ways(empty<float>({0, 4}) + 1.f, empty<float>({0, 4}));
+    CHECK(dev_e.numel() == 0);
+  }
+}
+#else
+TEST_CASE("device elementwise evaluation: not tested in this build") {
+  MESSAGE("Thrust was not found (the CUDA Toolkit's CCCL headers): the emulated device evaluation is not built");
+}
+#endif

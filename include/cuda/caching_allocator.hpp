@@ -42,7 +42,7 @@
 
 #include "../errors.hpp"
 
-namespace tsr::cuda::detail {
+namespace tsr::detail::cuda {
 
 // A stream as an integer (cudaStream_t's value; 0 is the default stream).
 using StreamId = std::uintptr_t;
@@ -403,4 +403,4 @@ class CachingAllocator {
   MemoryStats stats_;
 };
 
-}  // namespace tsr::cuda::detail
+}  // namespace tsr::detail::cuda

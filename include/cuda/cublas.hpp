@@ -24,7 +24,7 @@ inline std::atomic<bool> allow_tf32{false};
 inline std::atomic<bool> allow_fp16_reduced_precision_reduction{true};
 }  // namespace tsr::backends::cuda::matmul
 
-namespace tsr::cuda::detail {
+namespace tsr::detail::cuda {
 
 inline void check_cublas(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]]
@@ -69,4 +69,4 @@ void gemm_strided_batched(cublasHandle_t handle, const ColumnMajorGemm<T>& g, T 
                "cublasGemmStridedBatchedEx");
 }
 
-}  // namespace tsr::cuda::detail
+}  // namespace tsr::detail::cuda

@@ -9,7 +9,7 @@
 
 #include "caching_allocator.hpp"
 
-namespace tsr::cuda::detail {
+namespace tsr::detail::cuda {
 
 inline void check_cuda(cudaError_t status, const char* call) {
   if (status != cudaSuccess) [[unlikely]]
@@ -87,4 +87,4 @@ class CudaMemory final : public DeviceMemory {
   int device_;
 };
 
-}  // namespace tsr::cuda::detail
+}  // namespace tsr::detail::cuda

@@ -15,7 +15,7 @@
 
 #include "../detail/blas_layout.hpp"
 
-namespace tsr::cuda::detail {
+namespace tsr::detail::cuda {
 
 enum class BlasOp : char { N = 'N', T = 'T' };
 
@@ -80,4 +80,4 @@ std::optional<ColumnMajorGemm<T>> column_major_gemm(int64_t batch, int64_t m, in
                             static_cast<int>(batch)};
 }
 
-}  // namespace tsr::cuda::detail
+}  // namespace tsr::detail::cuda

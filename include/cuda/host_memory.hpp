@@ -12,7 +12,7 @@
 
 #include "caching_allocator.hpp"
 
-namespace tsr::cuda::detail {
+namespace tsr::detail::cuda {
 
 class HostMemory final : public DeviceMemory {
  public:
@@ -70,4 +70,4 @@ class HostMemory final : public DeviceMemory {
   mutable std::mutex mutex_;
 };
 
-}  // namespace tsr::cuda::detail
+}  // namespace tsr::detail::cuda

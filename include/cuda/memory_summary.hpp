@@ -8,7 +8,7 @@
 
 #include "caching_allocator.hpp"
 
-namespace tsr::cuda::detail {
+namespace tsr::detail::cuda {
 
 // "{:7d} {}" of a value scaled down by 1024 (bytes) or 1000 (counts) for as
 // long as the row's reference value (`pref`) is at least 768 KiB or 750 K,
@@ -87,4 +87,4 @@ inline std::string memory_summary(const MemoryStats& stats, int device) {
   return out;
 }
 
-}  // namespace tsr::cuda::detail
+}  // namespace tsr::detail::cuda

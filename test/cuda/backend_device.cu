@@ -4,8 +4,8 @@
 #include <cuda/cuda_memory.hpp>
 
 void allocate_and_free() {
-  tsr::cuda::detail::CudaMemory device(0);
-  tsr::cuda::detail::CachingAllocator allocator(device, 0);
+  tsr::detail::cuda::CudaMemory device(0);
+  tsr::detail::cuda::CachingAllocator allocator(device, 0);
   void* p = allocator.allocate(1 << 20, 0);
   allocator.record_stream(p, 0);
   allocator.deallocate(p);
@@ -14,7 +14,7 @@ void allocate_and_free() {
 
 template <class T>
 void product(cublasHandle_t handle, const T* a, const T* b, T* c) {
-  using namespace tsr::cuda::detail;
+  using namespace tsr::detail::cuda;
   const auto args = column_major_gemm<T>(2, 64, 32, 16, {a, 64 * 16, 16, 1}, {b, 0, 1, 16}, {c, 64 * 32, 32, 1});
   if (args) gemm_strided_batched(handle, *args, T(1), T(0));
 }

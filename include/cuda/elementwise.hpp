@@ -1,0 +1,64 @@
+// Elementwise evaluation on the device: the CPU's evaluator trees, one
+// thread per output element, launched through Thrust.
+//
+// The plan and the evaluators are the CPU's own (detail/plan.hpp,
+// detail/assign.hpp): trivially copyable trees of raw pointers and strides,
+// whose scalar forms are host/device functions. A thread finds its element's
+// row and column from its index, places a copy of the evaluator at that row
+// (set_row, as the CPU's tile loop does once per row) and writes one element.
+// Compiled by nvcc, Thrust launches a CUDA kernel; compiled by g++ against
+// Thrust's CPP device system (the emulated build), the same code runs on the
+// CPU, which is how it is tested on machines without a GPU.
+#pragma once
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../tessera.hpp"
+
+namespace tsr::detail::cuda {
+
+// Writes output element k of an evaluation along a plan.
+template <class T, class Ev>
+struct WriteElement {
+  Ev ev;
+  tsr::detail::TensorEval<T> out;
+  int ndim;
+  int64_t sizes[tsr::detail::kMaxEvalDims];
+
+  TSR_HOST_DEVICE void operator()(int64_t k) const {
+    int64_t idx[tsr::detail::kMaxEvalDims];
+    const int64_t col = k % sizes[ndim - 1];
+    int64_t row = k / sizes[ndim - 1];
+    idx[ndim - 1] = 0;
+    for (int d = ndim - 2; d >= 0; --d) {
+      idx[d] = row % sizes[d];
+      row /= sizes[d];
+    }
+    Ev at_row = ev;
+    at_row.set_row(idx, ndim);
+    tsr::detail::TensorEval<T> out_row = out;
+    out_row.set_row(idx, ndim);
+    const_cast<T*>(out_row.ptr)[col * out_row.inner] = tsr::detail::convert<T>(at_row[col]);
+  }
+};
+
+// dst = src, element by element on the device, along `plan` (made for dst
+// and src's leaves as on the CPU: broadcast leaves have stride 0, merged
+// dims are one). The caller has checked shapes and aliasing.
+template <class T, class E>
+void write_elements(const Tensor<T>& dst, const E& src, const tsr::detail::Plan& plan) {
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  const auto ev = src.evaluator(plan);
+  using Ev = std::remove_const_t<decltype(ev)>;
+  static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
+  WriteElement<T, Ev> write{ev, dst.evaluator(plan), plan.ndim, {}};
+  for (int d = 0; d < plan.ndim; ++d) write.sizes[d] = plan.sizes[d];
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<int64_t>(0), n, write);
+}
+
+}  // namespace tsr::detail::cuda
