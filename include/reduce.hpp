@@ -21,15 +21,17 @@ inline constexpr int64_t kReduceGroup = 1 << 15;  // elements per parallel group
 
 using ops::is_nan;
 
+// combine() is a host/device function: the device's reductions combine with
+// it too (identity() is only ever called on the host).
 struct SumReducer {
   static constexpr const char* name = "sum";
   template <class A> static A identity() { return A(0); }
-  template <class V> static V combine(const V& a, const V& b) { return a + b; }
+  template <class V> TSR_HOST_DEVICE static V combine(const V& a, const V& b) { return a + b; }
 };
 struct ProdReducer {
   static constexpr const char* name = "prod";
   template <class A> static A identity() { return A(1); }
-  template <class V> static V combine(const V& a, const V& b) { return a * b; }
+  template <class V> TSR_HOST_DEVICE static V combine(const V& a, const V& b) { return a * b; }
 };
 // max/min propagate NaN.
 struct MaxReducer {
@@ -39,7 +41,7 @@ struct MaxReducer {
     else if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::lowest();
   }
-  template <class V> static V combine(const V& a, const V& b) {
+  template <class V> TSR_HOST_DEVICE static V combine(const V& a, const V& b) {
     using ops::m::select;
     if constexpr (std::is_integral_v<V>) return a > b ? a : b;
     else return select(is_nan(a) | (a > b), a, b);
@@ -52,7 +54,7 @@ struct MinReducer {
     else if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::max();
   }
-  template <class V> static V combine(const V& a, const V& b) {
+  template <class V> TSR_HOST_DEVICE static V combine(const V& a, const V& b) {
     using ops::m::select;
     if constexpr (std::is_integral_v<V>) return a < b ? a : b;
     else return select(is_nan(a) | (a < b), a, b);
@@ -61,7 +63,7 @@ struct MinReducer {
 struct AllReducer {
   static constexpr const char* name = "all";
   template <class A> static A identity() { return true; }
-  template <class V> static V combine(const V& a, const V& b) { return a && b; }
+  template <class V> TSR_HOST_DEVICE static V combine(const V& a, const V& b) { return a && b; }
 };
 
 // Exact pairwise combination of a stream of values: a binary counter of

@@ -12,7 +12,9 @@
 #include <cuda/memory_summary.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -350,6 +352,7 @@ TEST_CASE("memory_summary of a real sequence: the allocator's statistics in the 
 
 #if TSR_TEST_THRUST
 #include <cuda/elementwise.hpp>
+#include <cuda/reduce.hpp>
 
 namespace {
 
@@ -405,6 +408,32 @@ TEST_CASE("device elementwise evaluation (Thrust, emulated on the CPU) gives the
     const auto [dev_e, cpu_e] = both_ways(empty<float>({0, 4}) + 1.f, empty<float>({0, 4}));
     CHECK(dev_e.numel() == 0);
   }
+}
+
+TEST_CASE("device full reductions (Thrust, emulated on the CPU) give the CPU's") {
+  using namespace tsr;
+  using tsr::detail::MaxReducer;
+  using tsr::detail::MinReducer;
+  using tsr::detail::ProdReducer;
+  using tsr::detail::SumReducer;
+  const auto a = arange<float>(-6.f, 6.f).view({3, 4});
+  const auto b = arange<float>(1.f, 5.f);
+  // Small integers: every partial sum is exact, whatever the order.
+  CHECK(reduce_elements<SumReducer, float>(a * b + 1.f) == sum(a * b + 1.f).item());
+  CHECK(reduce_elements<SumReducer, double>(a.t() * 2.f) == -12.0);
+  CHECK(reduce_elements<ProdReducer, float>(b * b) == 576.f);
+  CHECK(reduce_elements<MaxReducer, float>(a - b) == amax(a - b).item());
+  CHECK(reduce_elements<MinReducer, float>(a.t() * b.view({4, 1})) == amin(a.t() * b.view({4, 1})).item());
+  CHECK(reduce_elements<SumReducer, int64_t>(a > 0.f) == 5);
+  CHECK(reduce_elements<tsr::detail::AllReducer, bool>(b > 0.f));
+  CHECK_FALSE(reduce_elements<tsr::detail::AllReducer, bool>(a > -6.f));
+  // NaN propagates through max and min, as on the CPU.
+  const auto with_nan = where(a == 2.f, full<float>({}, std::numeric_limits<float>::quiet_NaN()), a);
+  CHECK(std::isnan(reduce_elements<MaxReducer, float>(with_nan)));
+  CHECK(std::isnan(reduce_elements<MinReducer, float>(with_nan)));
+  // Empty: the identity.
+  CHECK(reduce_elements<SumReducer, float>(empty<float>({0, 3}) * 2.f) == 0.f);
+  CHECK(reduce_elements<MaxReducer, float>(empty<float>({0})) == -std::numeric_limits<float>::infinity());
 }
 #else
 TEST_CASE("device elementwise evaluation: not tested in this build") {

@@ -21,16 +21,17 @@
 
 namespace tsr::detail::cuda {
 
-// Writes output element k of an evaluation along a plan.
-template <class T, class Ev>
-struct WriteElement {
-  Ev ev;
-  tsr::detail::TensorEval<T> out;
+// Where output element k of an evaluation along a plan lies: its row's
+// index (idx[0..ndim), the column entry 0, as set_row takes it) and its
+// column. Shared by the element writes and the reductions' element reads.
+struct PlanIndex {
   int ndim;
   int64_t sizes[tsr::detail::kMaxEvalDims];
 
-  TSR_HOST_DEVICE void operator()(int64_t k) const {
-    int64_t idx[tsr::detail::kMaxEvalDims];
+  explicit PlanIndex(const tsr::detail::Plan& plan) : ndim(plan.ndim) {
+    for (int d = 0; d < ndim; ++d) sizes[d] = plan.sizes[d];
+  }
+  TSR_HOST_DEVICE int64_t place(int64_t k, int64_t* idx) const {
     const int64_t col = k % sizes[ndim - 1];
     int64_t row = k / sizes[ndim - 1];
     idx[ndim - 1] = 0;
@@ -38,10 +39,24 @@ struct WriteElement {
       idx[d] = row % sizes[d];
       row /= sizes[d];
     }
+    return col;
+  }
+};
+
+// Writes output element k of an evaluation along a plan.
+template <class T, class Ev>
+struct WriteElement {
+  Ev ev;
+  tsr::detail::TensorEval<T> out;
+  PlanIndex at;
+
+  TSR_HOST_DEVICE void operator()(int64_t k) const {
+    int64_t idx[tsr::detail::kMaxEvalDims];
+    const int64_t col = at.place(k, idx);
     Ev at_row = ev;
-    at_row.set_row(idx, ndim);
+    at_row.set_row(idx, at.ndim);
     tsr::detail::TensorEval<T> out_row = out;
-    out_row.set_row(idx, ndim);
+    out_row.set_row(idx, at.ndim);
     const_cast<T*>(out_row.ptr)[col * out_row.inner] = tsr::detail::convert<T>(at_row[col]);
   }
 };
@@ -56,8 +71,7 @@ void write_elements(const Tensor<T>& dst, const E& src, const tsr::detail::Plan&
   const auto ev = src.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
-  WriteElement<T, Ev> write{ev, dst.evaluator(plan), plan.ndim, {}};
-  for (int d = 0; d < plan.ndim; ++d) write.sizes[d] = plan.sizes[d];
+  const WriteElement<T, Ev> write{ev, dst.evaluator(plan), PlanIndex(plan)};
   thrust::for_each_n(thrust::device, thrust::counting_iterator<int64_t>(0), n, write);
 }
 
