@@ -41,6 +41,13 @@ struct PlanIndex {
     }
     return col;
   }
+  // An evaluator placed at the row of idx.
+  template <class Ev>
+  TSR_HOST_DEVICE Ev at_row(const Ev& ev, const int64_t* idx) const {
+    Ev placed = ev;
+    placed.set_row(idx, ndim);
+    return placed;
+  }
 };
 
 // Writes output element k of an evaluation along a plan.
@@ -53,11 +60,8 @@ struct WriteElement {
   TSR_HOST_DEVICE void operator()(int64_t k) const {
     int64_t idx[tsr::detail::kMaxEvalDims];
     const int64_t col = at.place(k, idx);
-    Ev at_row = ev;
-    at_row.set_row(idx, at.ndim);
-    tsr::detail::TensorEval<T> out_row = out;
-    out_row.set_row(idx, at.ndim);
-    const_cast<T*>(out_row.ptr)[col * out_row.inner] = tsr::detail::convert<T>(at_row[col]);
+    const auto out_row = at.at_row(out, idx);
+    const_cast<T*>(out_row.ptr)[col * out_row.inner] = tsr::detail::convert<T>(at.at_row(ev, idx)[col]);
   }
 };
 

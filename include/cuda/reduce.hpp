@@ -26,9 +26,7 @@ struct ReadElement {
   TSR_HOST_DEVICE A operator()(int64_t k) const {
     int64_t idx[tsr::detail::kMaxEvalDims];
     const int64_t col = at.place(k, idx);
-    Ev at_row = ev;
-    at_row.set_row(idx, at.ndim);
-    return tsr::detail::convert<A>(at_row[col]);
+    return tsr::detail::convert<A>(at.at_row(ev, idx)[col]);
   }
 };
 
