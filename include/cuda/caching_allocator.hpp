@@ -140,10 +140,9 @@ class CachingAllocator {
     process_events();
     const std::size_t size = round_size(nbytes);
     const bool small = size <= kSmallSize;
-    Pool& pool = small ? small_ : large_;
-    Block* block = take_free_block(pool, stream, size);
-    if (!block) block = new_segment(pool, stream, size, small);
-    return hand_out(pool, block, size);
+    Block* block = take_free_block(small ? small_ : large_, stream, size);
+    if (!block) block = new_segment(stream, size, small);
+    return hand_out(block, size);
   }
 
   // Gives back memory from allocate(). Reused at once on its stream; after
@@ -224,6 +223,8 @@ class CachingAllocator {
   };
   using Pool = std::set<Block*, ByStreamSize>;
 
+  Pool& pool_of(const Block* block) { return block->small ? small_ : large_; }
+
   void update(StatArray& stat, const Block* block, int64_t amount) {
     stat[kAllPools].update(amount);
     stat[block->small ? kSmallPool : kLargePool].update(amount);
@@ -242,7 +243,7 @@ class CachingAllocator {
 
   // A new segment for the request, after freeing the cache once if the
   // device is full; OutOfMemoryError if it still is.
-  Block* new_segment(Pool& pool, StreamId stream, std::size_t size, bool small) {
+  Block* new_segment(StreamId stream, std::size_t size, bool small) {
     const std::size_t nbytes = segment_size(size);
     void* ptr = device_.malloc(nbytes);
     if (!ptr) {
@@ -259,7 +260,6 @@ class CachingAllocator {
           " already allocated; ", format_size(free), " free; ",
           format_size(static_cast<std::size_t>(stats_.reserved_bytes[kAllPools].current)), " reserved in total by tessera)"));
     }
-    (void)pool;
     auto* block = new Block;
     block->size = nbytes;
     block->ptr = static_cast<char*>(ptr);
@@ -272,7 +272,7 @@ class CachingAllocator {
 
   // Hands out the front `size` bytes of a free block, splitting off the
   // rest into the pool where it is large enough to be worth keeping apart.
-  void* hand_out(Pool& pool, Block* block, std::size_t size) {
+  void* hand_out(Block* block, std::size_t size) {
     const bool already_split = block->is_split();
     const std::size_t rest = block->size - size;
     if (block->small ? rest >= kMinBlockSize : rest > kSmallSize) {
@@ -286,7 +286,7 @@ class CachingAllocator {
       if (remaining->next) remaining->next->prev = remaining;
       block->next = remaining;
       block->size = size;
-      pool.insert(remaining);
+      pool_of(remaining).insert(remaining);
       if (already_split) {  // a free split block shrinks by `size`
         update(stats_.inactive_split_bytes, block, -static_cast<int64_t>(size));
       } else {  // a whole segment becomes a split one with a free part
@@ -310,7 +310,7 @@ class CachingAllocator {
   // A block whose work is done goes back to its pool, merged with free
   // neighbours.
   void free_block(Block* block) {
-    Pool& pool = block->small ? small_ : large_;
+    Pool& pool = pool_of(block);
     const auto size = static_cast<int64_t>(block->size);
     int64_t split_blocks = 0, split_bytes = 0;
     for (Block* neighbour : {block->prev, block->next}) {
