@@ -59,11 +59,22 @@ namespace detail {
 
 // ----- scalar leaf ---------------------------------------------------------
 
+// Whether the CPU's evaluation may use SIMD batches. Not in nvcc's device
+// pass: it compiles the host/device ops for the device as well, for every
+// type the host code instantiates them with, and rejects a batch (a vector
+// type) there. The host pass, which makes the host code, keeps them; the
+// evaluators' types do not depend on it, only which loop the CPU runs.
+#if defined(__CUDA_ARCH__)
+inline constexpr bool kCpuSimd = false;
+#else
+inline constexpr bool kCpuSimd = true;
+#endif
+
 // Types xsimd can load and store (leaves); ops compute on batches only for
 // float and double (is_simd_type_v below).
 template <class T>
-inline constexpr bool is_simd_storage_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                          std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+inline constexpr bool is_simd_storage_v = kCpuSimd && (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                                       std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>);
 
 template <class T>
 struct ScalarEval {
@@ -106,7 +117,7 @@ struct ScalarLeaf : ExprBase<ScalarLeaf<T>> {
 namespace detail {
 
 template <class T>
-inline constexpr bool is_simd_type_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+inline constexpr bool is_simd_type_v = kCpuSimd && (std::is_same_v<T, float> || std::is_same_v<T, double>);
 
 // How an op turns the promoted operand type into the type it computes in.
 struct SameTypeOp {
@@ -173,6 +184,22 @@ TSR_HOST_DEVICE inline auto apply_op(const Op& op, V x, Vs... xs) {
     return op(x, xs...);
 }
 
+// Each evaluator holds its op (most are empty; some carry a parameter) as a
+// [[no_unique_address]] member, except under nvcc: its device code
+// miscompiles nested evaluators with such members (CUDA 13.0 on an H100: the
+// inner leaves' reads came back as garbage), so there it is a plain member.
+// The two layouts are different types: under nvcc the evaluators live in
+// their own inline namespace, so that a program with both nvcc and g++
+// translation units never sees two layouts under one name. (A plain member
+// everywhere would cost the CPU's small ops a tenth of their time.)
+#if defined(__CUDACC__)
+#define TSR_OP_MEMBER
+inline namespace nvcc_evaluators {
+#else
+#define TSR_OP_MEMBER [[no_unique_address]]
+inline namespace evaluators {
+#endif
+
 // The batch methods of every evaluator (and the float functions' op
 // structs) are always inlined: an expression's row loop must be one function
 // holding the whole tree. Left to its heuristics, GCC outlined whichever
@@ -184,7 +211,7 @@ struct UnaryEval {
   static constexpr bool simd =
       Op::simd && A::simd && is_simd_type_v<In> && std::is_same_v<In, Out> && std::is_same_v<typename A::value_type, In>;
   A a;
-  [[no_unique_address]] Op op;
+  TSR_OP_MEMBER Op op;
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { a.set_row(idx, nd); }
   TSR_HOST_DEVICE Out operator[](int64_t i) const {
     return convert<Out>(apply_op(op, convert<acc_t<In>>(a[i])));
@@ -212,7 +239,7 @@ struct BinaryEval {
                                std::is_same_v<typename B_::value_type, In>;
   A a;
   B_ b;
-  [[no_unique_address]] Op op;
+  TSR_OP_MEMBER Op op;
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) {
     a.set_row(idx, nd);
     b.set_row(idx, nd);
@@ -248,7 +275,7 @@ struct TernaryEval {
   A a;
   B_ b;
   C c;
-  [[no_unique_address]] Op op;
+  TSR_OP_MEMBER Op op;
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) {
     a.set_row(idx, nd);
     b.set_row(idx, nd);
@@ -277,6 +304,9 @@ struct TernaryEval {
   bool unit_inner() const { return a.unit_inner() && b.unit_inner() && c.unit_inner(); }
   bool contiguous_inner() const { return a.contiguous_inner() && b.contiguous_inner() && c.contiguous_inner(); }
 };
+
+}  // inline namespace (nvcc_)evaluators
+#undef TSR_OP_MEMBER
 
 template <class U, class A>
 struct CastEval {

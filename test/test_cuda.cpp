@@ -11,6 +11,8 @@
 #include <cuda/host_memory.hpp>
 #include <cuda/memory_summary.hpp>
 
+#include "cuda/gemm_cases.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -222,60 +224,27 @@ void column_major_reference(const ColumnMajorGemm<double>& g) {
   }
 }
 
-// A batch of rows x cols matrices laid out row by row (row stride rows_at,
-// at least cols) or column by column (transposed), with small integer
-// values, so that every product is exact.
-struct Layout {
-  bool transposed;
-  int64_t pad;           // extra elements between rows (or columns)
-  bool broadcast_batch;  // batch stride 0
-};
-std::vector<double> fill(int64_t batch, int64_t rows, int64_t cols, Layout l, StridedMatrices<const double>& view,
-                         int seed) {
-  const int64_t ld = (l.transposed ? rows : cols) + l.pad;
-  const int64_t per = ld * (l.transposed ? cols : rows);
-  std::vector<double> data(static_cast<std::size_t>(per * (l.broadcast_batch ? 1 : batch)), -99.0);
-  view = {data.data(), l.broadcast_batch ? 0 : per, l.transposed ? 1 : ld, l.transposed ? ld : 1};
-  for (int64_t b = 0; b < (l.broadcast_batch ? 1 : batch); ++b)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        data[static_cast<std::size_t>(b * view.batch_stride + i * view.row_stride + j * view.col_stride)] =
-            static_cast<double>((seed + 3 * b + 5 * i + 7 * j) % 11 - 5);
-  return data;
-}
-
 }  // namespace
 
 TEST_CASE("cuBLAS's column-major arguments compute the row-major product for every BLAS layout, without copies") {
-  const Layout layouts[] = {{false, 0, false}, {true, 0, false}, {false, 3, false}, {true, 2, false}, {false, 0, true}};
-  const int64_t shapes[][4] = {{3, 4, 5, 6}, {2, 1, 5, 3}, {2, 4, 1, 3}, {1, 3, 4, 1}, {2, 3, 4, 0}};
-  int cases = 0;
-  for (const auto& s : shapes) {
-    const int64_t batch = s[0], m = s[1], n = s[2], k = s[3];
-    for (const Layout la : layouts)
-      for (const Layout lb : layouts) {
-        StridedMatrices<const double> a{}, b{};
-        const auto da = fill(batch, m, k, la, a, 1);
-        const auto db = fill(batch, k, n, lb, b, 2);
-        std::vector<double> dc(static_cast<std::size_t>(batch * m * (n + 1)), -1.0);
-        const StridedMatrices<double> c{dc.data(), m * (n + 1), n + 1, 1};  // rows padded by one
-        const auto g = column_major_gemm<double>(batch, m, n, k, a, b, c);
-        REQUIRE(g.has_value());
-        CHECK(g->first == b.data);  // operands passed as they are
-        CHECK(g->second == a.data);
-        column_major_reference(*g);
-        for (int64_t x = 0; x < batch; ++x)
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              double want = 0;
-              for (int64_t l = 0; l < k; ++l)
-                want += a.data[x * a.batch_stride + i * a.row_stride + l * a.col_stride] *
-                        b.data[x * b.batch_stride + l * b.row_stride + j * b.col_stride];
-              REQUIRE(dc[static_cast<std::size_t>(x * c.batch_stride + i * c.row_stride + j)] == want);
-            }
-        ++cases;
-      }
-  }
+  using namespace gemm_cases;
+  const int cases = for_each_case([](int64_t batch, int64_t m, int64_t n, int64_t k, Layout la, Layout lb) {
+    StridedMatrices<const double> a{}, b{};
+    const auto da = fill(batch, m, k, la, a, 1);
+    const auto db = fill(batch, k, n, lb, b, 2);
+    std::vector<double> dc(static_cast<std::size_t>(batch * m * (n + 1)), -1.0);
+    const StridedMatrices<double> c{dc.data(), m * (n + 1), n + 1, 1};  // rows padded by one
+    const auto g = column_major_gemm<double>(batch, m, n, k, a, b, c);
+    REQUIRE(g.has_value());
+    CHECK(g->first == b.data);  // operands passed as they are
+    CHECK(g->second == a.data);
+    column_major_reference(*g);
+    for (int64_t x = 0; x < batch; ++x)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          REQUIRE(dc[static_cast<std::size_t>(x * c.batch_stride + i * c.row_stride + j)] ==
+                  product_element(a, b, k, x, i, j));
+  });
   CHECK(cases == 125);
 }
 

@@ -216,7 +216,7 @@ Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
 }
 
 template <class T, class E>
-void assign_general(const Tensor<T>& dst, const E& src, bool in_place);
+[[gnu::noinline]] void assign_general(const Tensor<T>& dst, const E& src, bool in_place);
 
 // dst[...] = src, broadcasting src to dst's shape (which never changes).
 //
@@ -254,7 +254,7 @@ void assign(const Tensor<T>& dst, const E& src, bool in_place) {
 // Any evaluation: through a temporary when a leaf overlaps dst differently,
 // else tiled (on the pool when large) along the plan.
 template <class T, class E>
-[[gnu::noinline]] void assign_general(const Tensor<T>& dst, const E& src, bool in_place) {
+void assign_general(const Tensor<T>& dst, const E& src, bool in_place) {
   const Shape& out = dst.sizes();
   const bool linear = all_linear(dst, src);
   if (!linear)
