@@ -7,8 +7,9 @@
 # tessera_core library) is checked too, with the tour and the autograd tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# OpenBLAS: the -Dblas=openblas path is tested too; zlib: data loading's gzip files.
-scripts/deps.sh libopenblas-dev zlib1g-dev
+# OpenBLAS: the -Dblas=openblas path is tested too; zlib: data loading's gzip
+# files; Open MPI: the distributed collectives, run under mpirun.
+scripts/deps.sh libopenblas-dev zlib1g-dev libopenmpi-dev openmpi-bin
 dir=build
 opts=(-Dtests=true -Dexamples=true -Dbench=false)
 jobs=()

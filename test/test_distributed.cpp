@@ -1,0 +1,248 @@
+// torch.distributed's collectives over MPI, run by the test suite as
+// `mpirun -np 2 test_distributed` (every rank runs every case; expected
+// values are worked out from each rank's known contribution). The world
+// group times out after 60 s, so a rank that fails cannot hang the suite.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <distributed/distributed.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace dist = tsr::distributed;
+using dist::ReduceOp;
+using tsr::Tensor;
+
+namespace {
+
+int rank() { return dist::get_rank(); }
+int world() { return dist::get_world_size(); }
+
+// Rank r's contribution: (r + 1) * [1, 2, ..., n].
+template <class T>
+Tensor<T> contribution(int64_t n = 4) {
+  return tsr::arange<float>(1.f, float(n + 1)).template to<T>() * T(float(rank() + 1));
+}
+template <class T>
+Tensor<T> values(std::vector<float> v) {
+  return tsr::tensor<float>(std::move(v)).template to<T>();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tsr::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the default group is every process mpirun started") {
+  CHECK(dist::is_initialized());
+  CHECK(world() >= 1);
+  CHECK(rank() >= 0);
+  CHECK(rank() < world());
+  CHECK(error_of([] { dist::init_process_group(); }) == "trying to initialize the default process group twice!");
+}
+
+TEST_CASE("all_reduce: sum, average, product, minimum and maximum of every rank's tensor") {
+  const float w = float(world());
+  const float sum_of_ranks = w * (w + 1) / 2;  // sum of (r + 1)
+  float factorial = 1;
+  for (int r = 1; r <= world(); ++r) factorial *= float(r);
+  const auto k = tsr::arange<float>(1.f, 5.f);
+  auto t = contribution<float>();
+  dist::all_reduce(t);
+  CHECK(tsr::equal(t, k * sum_of_ranks));
+  t = contribution<float>();
+  dist::all_reduce(t, ReduceOp::AVG);
+  CHECK(tsr::allclose(t, k * (sum_of_ranks / w)));
+  t = contribution<float>();
+  dist::all_reduce(t, ReduceOp::PRODUCT);
+  CHECK(tsr::equal(t, tsr::pow(k, w) * factorial));
+  t = contribution<float>();
+  dist::all_reduce(t, ReduceOp::MIN);
+  CHECK(tsr::equal(t, Tensor<float>(k)));
+  t = contribution<float>();
+  dist::all_reduce(t, ReduceOp::MAX);
+  CHECK(tsr::equal(t, k * w));
+}
+
+TEST_CASE("all_reduce on every element type") {
+  const float s = float(world()) * float(world() + 1) / 2;
+  const auto expect = [&](auto t) {
+    using T = typename decltype(t)::value_type;
+    dist::all_reduce(t);
+    CHECK(tsr::equal(t, values<T>({s, 2 * s, 3 * s, 4 * s})));
+  };
+  expect(contribution<double>());
+  expect(contribution<int32_t>());
+  expect(contribution<int64_t>());
+  expect(contribution<tsr::half>());
+  expect(contribution<tsr::bfloat16>());
+  // Integers average as integers, as NCCL's average does.
+  auto i = values<int64_t>({float(rank()), 7.f});
+  dist::all_reduce(i, ReduceOp::AVG);
+  CHECK(i.select(0, 1).item() == 7);
+  // Booleans: a sum is "any", a product "all".
+  auto any = values<bool>({rank() == 0 ? 1.f : 0.f, 0.f});
+  dist::all_reduce(any);
+  CHECK(tsr::equal(any, values<bool>({1.f, 0.f})));
+  auto all = values<bool>({rank() == 0 ? 1.f : 0.f, 1.f});
+  dist::all_reduce(all, ReduceOp::PRODUCT);
+  CHECK(tsr::equal(all, values<bool>({world() == 1 ? 1.f : 0.f, 1.f})));
+  CHECK(error_of([] { dist::all_reduce(values<bool>({1.f}), ReduceOp::AVG); }) ==
+        "distributed: ReduceOp.AVG is not defined for bool tensors");
+}
+
+TEST_CASE("broadcast and reduce") {
+  const int last = world() - 1;
+  auto t = contribution<float>();
+  dist::broadcast(t, last);
+  CHECK(tsr::equal(t, tsr::arange<float>(1.f, 5.f) * float(world())));
+  auto r = contribution<double>(3);
+  dist::reduce(r, 0, ReduceOp::MAX);
+  if (rank() == 0) CHECK(tsr::equal(r, tsr::arange<double>(1., 4.) * double(world())));
+  else CHECK(tsr::equal(r, contribution<double>(3)));  // left as it was
+}
+
+TEST_CASE("all_gather, all_gather_into_tensor, reduce_scatter_tensor") {
+  std::vector<Tensor<float>> list;
+  for (int r = 0; r < world(); ++r) list.push_back(tsr::zeros<float>({2, 2}));
+  dist::all_gather(list, contribution<float>().view({2, 2}));
+  for (int r = 0; r < world(); ++r)
+    CHECK(tsr::equal(list[r], tsr::arange<float>(1.f, 5.f).view({2, 2}) * float(r + 1)));
+
+  auto out = tsr::zeros<int64_t>({world(), 3});
+  dist::all_gather_into_tensor(out, tsr::full<int64_t>({3}, rank()));
+  for (int r = 0; r < world(); ++r) CHECK(tsr::equal(out.select(0, r), tsr::full<int64_t>({3}, r)));
+
+  // Block b of every rank's input is b + rank; rank b receives the sum over ranks.
+  const Tensor<float> input =
+      tsr::arange<float>(0.f, float(world())).view({world(), 1}).expand({world(), 2}).contiguous() + float(rank());
+  auto mine = tsr::zeros<float>({2});
+  dist::reduce_scatter_tensor(mine, input.view({-1}));
+  const float w = float(world());
+  CHECK(tsr::equal(mine, tsr::full<float>({2}, w * float(rank()) + w * (w - 1) / 2)));
+  CHECK(error_of([&] { dist::all_gather_into_tensor(tsr::zeros<float>({world() + 1}), tsr::zeros<float>({1})); }) ==
+        "Output tensor size must be equal to world_size times input tensor size");
+}
+
+TEST_CASE("gather, scatter and all_to_all_single") {
+  std::vector<Tensor<double>> gathered;
+  if (rank() == 0)
+    for (int r = 0; r < world(); ++r) gathered.push_back(tsr::zeros<double>({3}));
+  dist::gather(contribution<double>(3), gathered, 0);
+  if (rank() == 0)
+    for (int r = 0; r < world(); ++r) CHECK(tsr::equal(gathered[r], tsr::arange<double>(1., 4.) * double(r + 1)));
+
+  std::vector<Tensor<int32_t>> pieces;
+  if (rank() == 0)
+    for (int r = 0; r < world(); ++r) pieces.push_back(tsr::full<int32_t>({2}, 10 * r));
+  auto piece = tsr::zeros<int32_t>({2});
+  dist::scatter(piece, pieces, 0);
+  CHECK(tsr::equal(piece, tsr::full<int32_t>({2}, 10 * rank())));
+  // Misuse, refused before anything is sent (on every rank, so none waits):
+  // the source without its list, another rank with one.
+  const std::vector<Tensor<int32_t>> misplaced = rank() == 0 ? std::vector<Tensor<int32_t>>{}
+                                                              : std::vector<Tensor<int32_t>>{piece};
+  CHECK(error_of([&] { dist::scatter(piece, misplaced, 0); }) ==
+        (rank() == 0 ? "distributed: scatter_list must hold one tensor per rank of the group (" +
+                           std::to_string(world()) + "), got 0"
+                     : std::string("Argument ``scatter_list`` must NOT be specified on non-source ranks.")));
+
+  // Rank r sends 100 r + q to rank q; rank q receives 100 r + q from every r.
+  const Tensor<float> send = tsr::arange<float>(0.f, float(world())) + float(100 * rank());
+  auto received = tsr::zeros<float>({world()});
+  dist::all_to_all_single(received, send);
+  CHECK(tsr::equal(received, tsr::arange<float>(0.f, float(world())) * 100.f + float(rank())));
+}
+
+TEST_CASE("async_op: a Work to wait on, the result in the tensor") {
+  auto t = contribution<float>(1 << 16);
+  auto work = dist::all_reduce(t, ReduceOp::SUM, nullptr, true);
+  REQUIRE(work != nullptr);
+  work->wait();
+  CHECK(work->is_completed());
+  const float s = float(world()) * float(world() + 1) / 2;
+  CHECK(t.select(0, 65535).item() == 65536.f * s);
+  auto barrier = dist::barrier(nullptr, true);
+  barrier->wait();
+  CHECK(barrier->is_completed());
+  CHECK(dist::all_reduce(t) == nullptr);  // not async: PyTorch's None
+}
+
+TEST_CASE("send and recv around a ring") {
+  if (world() == 1) return;
+  const int next = (rank() + 1) % world(), prev = (rank() + world() - 1) % world();
+  auto out = tsr::full<int64_t>({5}, 1000 + rank());
+  auto in = tsr::zeros<int64_t>({5});
+  auto sending = dist::isend(out, next, nullptr, 3);
+  CHECK(dist::recv(in, prev, nullptr, 3) == prev);
+  sending->wait();
+  CHECK(tsr::equal(in, tsr::full<int64_t>({5}, 1000 + prev)));
+  // From any rank: recv says which.
+  auto again = dist::isend(out, next, nullptr, 4);
+  CHECK(dist::recv(in, -1, nullptr, 4) == prev);
+  again->wait();
+}
+
+TEST_CASE("new_group: a subset of the ranks, a placeholder elsewhere") {
+  dist::ProcessGroup* first = dist::new_group({0});
+  if (rank() == 0) {
+    CHECK(dist::get_rank(first) == 0);
+    CHECK(dist::get_world_size(first) == 1);
+    auto t = contribution<float>();
+    dist::all_reduce(t, ReduceOp::SUM, first);
+    CHECK(tsr::equal(t, contribution<float>()));  // a group of one
+  } else {
+    CHECK(dist::get_rank(first) == -1);
+    CHECK(dist::all_reduce(contribution<float>(), ReduceOp::SUM, first) == nullptr);  // not a member: nothing
+  }
+}
+
+TEST_CASE("a stuck operation times out with an error instead of hanging") {
+  if (world() == 1) return;
+  std::vector<int> everyone;
+  for (int r = 0; r < world(); ++r) everyone.push_back(r);
+  dist::ProcessGroup* quick = dist::new_group(everyone, std::chrono::milliseconds(200));
+  // A receive nobody sends: withdrawn after the timeout; the group stays usable.
+  if (rank() == 0)
+    CHECK(error_of([&] { dist::recv(tsr::zeros<float>({1}), 1, quick, 99); }) ==
+          "distributed: recv timed out after 200 ms on rank 0 of " + std::to_string(world()) +
+              " (another rank did not join it)");
+  // A barrier that rank 0 enters alone: it times out there; then rank 0
+  // tells the others, which join it, completing the abandoned barrier.
+  const auto go = tsr::zeros<int32_t>({1});
+  if (rank() == 0) {
+    CHECK(error_of([&] { dist::barrier(quick); }) ==
+          "distributed: barrier timed out after 200 ms on rank 0 of " + std::to_string(world()) +
+              " (another rank did not join it)");
+    for (int r = 1; r < world(); ++r) dist::send(go, r);
+  } else {
+    dist::recv(go, 0);
+    dist::barrier(quick);
+  }
+  dist::barrier();
+}
+
+TEST_CASE("misuse: clear errors") {
+  const auto t = tsr::zeros<float>({2, 3}).t();
+  CHECK(error_of([&] { dist::all_reduce(t); }) == "Tensors must be contiguous");
+  CHECK(error_of([] { dist::broadcast(tsr::zeros<float>({1}), world()); }) ==
+        "distributed: broadcast: src rank " + std::to_string(world()) + " is out of range for a group of " +
+            std::to_string(world()));
+  CHECK(error_of([] { dist::init_process_group("gloo"); }) == "trying to initialize the default process group twice!");
+}
+
+int main(int argc, char** argv) {
+  tsr::distributed::init_process_group("mpi", std::chrono::seconds(60));
+  doctest::Context context(argc, argv);
+  const int status = context.run();
+  tsr::distributed::destroy_process_group();
+  return status;
+}
