@@ -105,6 +105,42 @@ TEST_CASE("datasets index as PyTorch's, with its errors") {
   CHECK(error_of([&] { both.get(-8); }) == "absolute value of index should not exceed dataset length");
 }
 
+TEST_CASE("DistributedSampler: PyTorch's shares, disjoint and equal, reshuffled by set_epoch") {
+  const auto golden = golden_indices("data_distributed_sampler");
+  std::vector<int64_t> got;
+  for (const bool drop_last : {false, true})
+    for (int64_t rank = 0; rank < 3; ++rank) {
+      data::DistributedSampler s(10, 3, rank, true, 5, drop_last);
+      CHECK(s.size() == (drop_last ? 3 : 4));
+      for (const int64_t epoch : {0, 1}) {
+        s.set_epoch(epoch);
+        const auto share = s.indices();
+        got.insert(got.end(), share.begin(), share.end());
+      }
+    }
+  for (int64_t rank = 0; rank < 3; ++rank) {
+    const auto share = data::DistributedSampler(7, 3, rank, false).indices();  // padded from the start
+    got.insert(got.end(), share.begin(), share.end());
+  }
+  for (int64_t rank = 0; rank < 5; ++rank) {
+    const auto share = data::DistributedSampler(2, 5, rank, false).indices();  // padding repeats the whole order
+    got.insert(got.end(), share.begin(), share.end());
+  }
+  CHECK(got == golden);
+  // Without set_epoch every epoch repeats the order; the ranks' shares are disjoint.
+  data::DistributedSampler a(9, 3, 0), b(9, 3, 1), c(9, 3, 2);
+  CHECK(a.indices() == a.indices());
+  std::vector<int64_t> all;
+  for (auto* s : {&a, &b, &c}) {
+    const auto share = s->indices();
+    all.insert(all.end(), share.begin(), share.end());
+  }
+  std::sort(all.begin(), all.end());
+  CHECK(all == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(error_of([] { data::DistributedSampler(10, 3, 3); }) == "Invalid rank 3, rank should be in the interval [0, 2]");
+  CHECK(data::DistributedSampler(0, 2, 1).indices().empty());
+}
+
 TEST_CASE("a DataLoader batches in the sampler's order, whatever the worker count") {
   const auto ds = numbered(22);
   // PyTorch's shuffled order for a global seed (two epochs) and for a generator.

@@ -1664,6 +1664,26 @@ def data_orders():
     save("data_loader_order_seed9", torch.tensor(order))
 
 
+def distributed_sampler():
+    """torch.utils.data.DistributedSampler's indices: 10 samples over 3
+    replicas, each rank, epochs 0 and 1 (set_epoch), padded and drop_last,
+    seed 5; then unshuffled 7 over 3 (padding from the start) and 2 over 5
+    (padding repeats the whole list)."""
+    from torch.utils.data import DistributedSampler
+    out = []
+    for drop_last in (False, True):
+        for rank in range(3):
+            s = DistributedSampler(range(10), num_replicas=3, rank=rank, shuffle=True, seed=5, drop_last=drop_last)
+            for epoch in (0, 1):
+                s.set_epoch(epoch)
+                out += list(s)
+    for rank in range(3):
+        out += list(DistributedSampler(range(7), num_replicas=3, rank=rank, shuffle=False))
+    for rank in range(5):
+        out += list(DistributedSampler(range(2), num_replicas=5, rank=rank, shuffle=False))
+    save("data_distributed_sampler", torch.tensor(out, dtype=torch.int64))
+
+
 def _checkpoint_tensors():
     """Every dtype tessera has, views sharing one storage, a non-contiguous
     tensor, a scalar, an empty tensor and a Parameter; values a test can
@@ -1808,6 +1828,7 @@ if __name__ == "__main__":
         sys.exit(0)
     elementwise()
     bounds()
+    distributed_sampler()
     promotion()
     printing()
     random_and_ranges()

@@ -160,6 +160,64 @@ class WeightedRandomSampler : public Sampler {
   std::optional<Generator> generator_;
 };
 
+// One rank's share of a dataset of n samples, as
+// torch.utils.data.DistributedSampler: each epoch every rank draws the same
+// order (a permutation from seed + epoch when shuffling: call set_epoch()
+// before each epoch, or every epoch repeats), pads it by repeating its start
+// up to a multiple of num_replicas (or with drop_last cuts it down to one),
+// and takes every num_replicas-th index from position `rank`: the shares
+// are disjoint and of equal length. PyTorch reads num_replicas and rank
+// from the default process group when they are not given; here they are
+// always given (distributed::get_world_size() and get_rank()).
+class DistributedSampler : public Sampler {
+ public:
+  DistributedSampler(int64_t n, int64_t num_replicas, int64_t rank, bool shuffle = true, uint64_t seed = 0,
+                     bool drop_last = false)
+      : n_(n), replicas_(num_replicas), rank_(rank), shuffle_(shuffle), seed_(seed) {
+    tsr::detail::check(n >= 0, "DistributedSampler: a dataset of ", n, " samples");
+    tsr::detail::check(num_replicas > 0, "DistributedSampler: num_replicas must be positive, got ", num_replicas);
+    tsr::detail::check(rank >= 0 && rank < num_replicas, "Invalid rank ", rank, ", rank should be in the interval [0, ",
+                       num_replicas - 1, "]");
+    // With drop_last an uneven dataset loses its tail, so that no rank pads:
+    // ceil((n - num_replicas) / num_replicas), at least 0, is (n - 1) / num_replicas.
+    num_samples_ = drop_last && n % num_replicas != 0 ? (n - 1) / num_replicas : (n + num_replicas - 1) / num_replicas;
+  }
+  // The epoch whose order the next indices() draws (PyTorch's set_epoch).
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
+
+  std::vector<int64_t> indices() override {
+    std::vector<int64_t> order;
+    if (shuffle_) {
+      Generator g;
+      g.manual_seed(seed_ + static_cast<uint64_t>(epoch_));
+      order = randperm(n_, g).to_vector();
+    } else {
+      order.resize(static_cast<std::size_t>(n_));
+      std::iota(order.begin(), order.end(), int64_t{0});
+    }
+    const auto total = static_cast<std::size_t>(num_samples_ * replicas_);
+    if (order.size() < total && !order.empty()) {
+      // Padding: the order's start, repeated whole as often as needed.
+      const std::size_t n = order.size();
+      for (std::size_t i = n; i < total; ++i) order.push_back(order[i % n]);
+    }
+    order.resize(total);
+    std::vector<int64_t> share;
+    share.reserve(static_cast<std::size_t>(num_samples_));
+    for (std::size_t i = static_cast<std::size_t>(rank_); i < total; i += static_cast<std::size_t>(replicas_))
+      share.push_back(order[i]);
+    return share;
+  }
+  int64_t size() const override { return num_samples_; }
+
+ private:
+  int64_t n_, replicas_, rank_;
+  bool shuffle_;
+  uint64_t seed_;
+  int64_t epoch_ = 0;
+  int64_t num_samples_ = 0;
+};
+
 // A sampler's indices in batches of batch_size (the last one shorter unless
 // drop_last).
 class BatchSampler {
