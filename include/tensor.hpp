@@ -345,6 +345,10 @@ class Tensor : public ExprBase<Tensor<T>> {
   // hook(grad) runs when this tensor's gradient is computed; a defined
   // result replaces the gradient.
   void register_hook(std::function<Tensor<T>(const Tensor<T>&)> hook);
+  // On a leaf: hook(leaf) runs each time a backward has accumulated the
+  // leaf's gradient into its .grad (PyTorch's post-accumulate-grad hook:
+  // what lets data-parallel training reduce a gradient as soon as it is done).
+  void register_post_accumulate_grad_hook(std::function<void(Tensor<T>&)> hook);
   // The name of the node that produced this tensor; "" for leaves.
   std::string grad_fn_name() const;
   // Computes the gradients of this tensor with respect to the leaves of its graph.

@@ -301,6 +301,35 @@ TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {
   CHECK(addmm_(acc, x.view({2, 1}), x.view({1, 2})).sizes() == Shape{2, 2});
 }
 
+TEST_CASE("post-accumulate-grad hooks run once per backward, with .grad already accumulated") {
+  auto w1 = tensor<float>({1.f, 2.f}).requires_grad_();
+  auto w2 = tensor<float>({3.f, 4.f}).requires_grad_();
+  auto x = tensor<float>({5.f, 6.f});
+  std::vector<std::pair<int, Tensor<float>>> seen;  // (which, .grad when it ran)
+  w1.register_post_accumulate_grad_hook([&](Tensor<float>& p) { seen.emplace_back(1, p.grad().clone()); });
+  w2.register_post_accumulate_grad_hook([&](Tensor<float>& p) { seen.emplace_back(2, p.grad().clone()); });
+  // w1 is used twice: its hook sees the sum of both contributions, once.
+  // d/dw1 sum(w1 x + w1 * 3) = x + 3; d/dw2 sum(w2 x * 2) = 2x (by hand).
+  Tensor<float> a = w1 * x;
+  Tensor<float> b = w1 * 3.f + w2 * x * 2.f;
+  sum(a + b).backward();
+  REQUIRE(seen.size() == 2);
+  for (const auto& [which, grad] : seen) {
+    if (which == 1) CHECK(equal(grad, tensor<float>({8.f, 9.f})));
+    else CHECK(equal(grad, tensor<float>({10.f, 12.f})));
+  }
+  // A second backward accumulates, and the hooks run again on the sum.
+  seen.clear();
+  sum(w2 * 1.f).backward();
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].first == 2);
+  CHECK(equal(seen[0].second, tensor<float>({11.f, 13.f})));
+  CHECK(error_of([&] { a.register_post_accumulate_grad_hook([](Tensor<float>&) {}); }) ==
+        "post accumulate grad hooks cannot be registered on non-leaf tensors");
+  CHECK(error_of([&] { x.register_post_accumulate_grad_hook([](Tensor<float>&) {}); }) ==
+        "cannot register a hook on a tensor that doesn't require gradient");
+}
+
 TEST_CASE("maximum and minimum split the gradient of ties in half, as PyTorch") {
   auto a = tensor<float>({1.f, 2.f, 3.f}).requires_grad_(), b = tensor<float>({2.f, 2.f, 1.f}).requires_grad_();
   sum(maximum(a, b)).backward();

@@ -35,6 +35,9 @@ struct AutogradMeta {
   // A leaf's hooks, run on its gradient before it is accumulated (a
   // non-leaf's run in its grad_fn, before it applies).
   std::vector<GradHook> hooks;
+  // A leaf's post-accumulate-grad hooks, run after each accumulation into
+  // .grad, given the leaf (the accumulator holds it).
+  std::vector<std::function<void(const std::shared_ptr<TensorImpl>&)>> post_accumulate_hooks;
 };
 }  // namespace detail
 }  // namespace tsr

@@ -168,6 +168,9 @@ class AccumulateGrad final : public TypedNode<T> {
     } else {
       slot += g;
     }
+    // Copied: a hook may register another (it runs from the next backward).
+    const auto hooks = leaf_->autograd->post_accumulate_hooks;
+    for (const auto& hook : hooks) hook(leaf_);
     return {};
   }
 
@@ -185,12 +188,14 @@ inline bool& direct_accumulation_allowed() {
 // The .grad a gradient of `shape` for `edge` can be added into directly,
 // skipping its materialization: edge accumulates into a leaf whose .grad
 // exists, is dense and has that shape, and the leaf has no hooks (they
-// must see the gradient), and the backward is not recorded. Null otherwise.
+// must see the gradient, or run after its accumulation), and the backward is not recorded. Null otherwise.
 template <class T>
 Tensor<T>* direct_grad_slot(const std::shared_ptr<Node>& edge, const Shape& shape) {
   if (!edge || !direct_accumulation_allowed() || detail::grad_mode_flag()) return nullptr;
   const TensorImpl* leaf = edge->accumulates_into();
-  if (!leaf || !leaf->autograd || !leaf->autograd->hooks.empty() || !edge->pre_hooks.empty()) return nullptr;
+  if (!leaf || !leaf->autograd || !leaf->autograd->hooks.empty() || !edge->pre_hooks.empty() ||
+      !leaf->autograd->post_accumulate_hooks.empty())
+    return nullptr;
   auto* slot = dynamic_cast<detail::TypedGradSlot<T>*>(leaf->autograd->grad.get());
   if (!slot || !slot->grad.defined() || !slot->grad.is_contiguous() || slot->grad.sizes() != shape) return nullptr;
   return &slot->grad;

@@ -119,6 +119,17 @@ void Tensor<T>::register_hook(std::function<Tensor<T>(const Tensor<T>&)> hook) {
 }
 
 template <class T>
+void Tensor<T>::register_post_accumulate_grad_hook(std::function<void(Tensor<T>&)> hook) {
+  detail::check(requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
+  detail::check(is_leaf(), "post accumulate grad hooks cannot be registered on non-leaf tensors");
+  impl_ptr()->autograd->post_accumulate_hooks.push_back(
+      [hook = std::move(hook)](const std::shared_ptr<TensorImpl>& leaf) {
+        Tensor<T> t(leaf);
+        hook(t);
+      });
+}
+
+template <class T>
 std::string Tensor<T>::grad_fn_name() const {
   (void)detail::requires_grad(*this);  // a view may have to catch up with its base first
   const auto& meta = impl().autograd;
