@@ -5,6 +5,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <distributed/ddp.hpp>
 #include <distributed/distributed.hpp>
 
 #include <chrono>
@@ -237,6 +238,84 @@ TEST_CASE("misuse: clear errors") {
         "distributed: broadcast: src rank " + std::to_string(world()) + " is out of range for a group of " +
             std::to_string(world()));
   CHECK(error_of([] { dist::init_process_group("gloo"); }) == "trying to initialize the default process group twice!");
+}
+
+namespace {
+
+using DDP = tsr::nn::parallel::DistributedDataParallel<tsr::nn::Linear>;
+
+// Rank r's batch, and the loss every test differentiates.
+Tensor<float> batch(int r) { return tsr::arange<float>(0.f, 8.f).view({2, 4}) * float(r + 1) / 10.f - 0.3f; }
+Tensor<float> loss(tsr::nn::Linear& m, const Tensor<float>& x) {
+  const Tensor<float> y = m(x);
+  return tsr::sum(y * y);
+}
+
+// A plain copy of a model's parameters (no DDP), to work out expectations.
+tsr::nn::Linear copy_of(tsr::nn::Linear& m) {
+  tsr::nn::Linear c(4, 3);
+  tsr::NoGradGuard no_grad;
+  c->weight.as<float>().copy_(m->weight.as<float>());
+  c->bias.as<float>().copy_(m->bias.as<float>());
+  return c;
+}
+
+// The average over ranks of each rank's gradient of the loss on its batch,
+// times `times` (computed on every rank from the known batches).
+std::pair<Tensor<float>, Tensor<float>> averaged_gradients(tsr::nn::Linear& m, float times = 1.f) {
+  Tensor<float> w = tsr::zeros<float>({3, 4}), b = tsr::zeros<float>({3});
+  for (int r = 0; r < world(); ++r) {
+    auto c = copy_of(m);
+    loss(c, batch(r)).backward();
+    w += c->weight.as<float>().grad() * (times / float(world()));
+    b += c->bias.as<float>().grad() * (times / float(world()));
+  }
+  return {w, b};
+}
+
+}  // namespace
+
+TEST_CASE("DistributedDataParallel: rank 0's parameters everywhere, gradients averaged over the ranks") {
+  tsr::manual_seed(uint64_t(17 + rank()));  // every rank initializes differently
+  DDP ddp(tsr::nn::Linear(4, 3));
+  auto& m = ddp.module();
+  // The same parameters on every rank after construction.
+  auto gathered = tsr::zeros<float>({world(), 12});
+  dist::all_gather_into_tensor(gathered, m->weight.as<float>().detach().reshape({12}));
+  for (int r = 1; r < world(); ++r) CHECK(tsr::equal(gathered.select(0, r), gathered.select(0, 0)));
+  // Weight and bias: one bucket, in reverse order of registration.
+  CHECK(ddp.buckets() == std::vector<std::vector<std::size_t>>{{1, 0}});
+
+  const auto [w, b] = averaged_gradients(m);
+  loss(m, batch(rank())).backward();
+  CHECK(tsr::allclose(m->weight.as<float>().grad(), w, 1e-5, 1e-6));
+  CHECK(tsr::allclose(m->bias.as<float>().grad(), b, 1e-5, 1e-6));
+}
+
+TEST_CASE("DistributedDataParallel: no_sync accumulates locally, the next backward averages the sums") {
+  // The first bucket holds up to 1 MiB whatever the cap (PyTorch's rule): a
+  // 1.2 MB weight goes to a second bucket, after the bias.
+  CHECK(DDP(tsr::nn::Linear(600, 500)).buckets() == std::vector<std::vector<std::size_t>>{{1}, {0}});
+  DDP ddp(tsr::nn::Linear(4, 3), {.bucket_cap_mb = 1e-7});
+  CHECK(ddp.buckets() == std::vector<std::vector<std::size_t>>{{1, 0}});
+  auto& m = ddp.module();
+  const auto [w2, b2] = averaged_gradients(m, 2.f);
+  auto local = copy_of(m);
+  loss(local, batch(rank())).backward();
+  {
+    auto guard = ddp.no_sync();
+    loss(m, batch(rank())).backward();
+  }
+  CHECK(tsr::allclose(m->weight.as<float>().grad(), local->weight.as<float>().grad(), 1e-5, 1e-6));  // not averaged
+  loss(m, batch(rank())).backward();
+  CHECK(tsr::allclose(m->weight.as<float>().grad(), w2, 1e-5, 1e-6));
+  CHECK(tsr::allclose(m->bias.as<float>().grad(), b2, 1e-5, 1e-6));
+}
+
+TEST_CASE("DistributedDataParallel: ranks with different models are refused") {
+  if (world() == 1) return;
+  CHECK(error_of([] { tsr::nn::parallel::DistributedDataParallel<tsr::nn::Linear> ddp(tsr::nn::Linear(4, 3 + rank())); }) ==
+        "DDP expects same model across all ranks, but the parameter shapes of rank 0 and rank 1 differ.");
 }
 
 int main(int argc, char** argv) {
