@@ -316,6 +316,11 @@ TEST_CASE("DistributedDataParallel: ranks with different models are refused") {
   if (world() == 1) return;
   CHECK(error_of([] { tsr::nn::parallel::DistributedDataParallel<tsr::nn::Linear> ddp(tsr::nn::Linear(4, 3 + rank())); }) ==
         "DDP expects same model across all ranks, but the parameter shapes of rank 0 and rank 1 differ.");
+  // Rank 0 with a bias, the others without: the counts differ (every rank reports the same).
+  CHECK(error_of([] {
+          tsr::nn::parallel::DistributedDataParallel<tsr::nn::Linear> ddp(
+              tsr::nn::Linear(tsr::nn::LinearOptions(4, 3).bias(rank() == 0)));
+        }) == "DDP expects same model across all ranks, but Rank 0 has 2 params, while rank 1 has inconsistent 1 params.");
 }
 
 int main(int argc, char** argv) {

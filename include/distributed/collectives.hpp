@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -100,10 +101,10 @@ inline void check_rank(int rank, const ProcessGroup& g, const char* what) {
                      " is out of range for a group of ", g.size());
 }
 
-// Keeps a tensor's storage alive while an operation writes into it.
-template <class T>
-std::shared_ptr<const void> keep(const Tensor<T>& t) {
-  return std::make_shared<const Tensor<T>>(t);
+// Keeps what an operation reads or writes (tensors, buffers) alive until it completes.
+template <class... Held>
+std::shared_ptr<const void> keep(const Held&... held) {
+  return std::make_shared<const std::tuple<Held...>>(held...);
 }
 
 // The tensors of a list, one after another, in a new contiguous buffer (or
@@ -240,7 +241,7 @@ std::shared_ptr<Work> all_gather(const std::vector<Tensor<T>>& tensor_list, cons
   const int64_t each = tensor.numel();
   auto buffer = std::make_shared<std::vector<T>>(static_cast<std::size_t>(each * g.size()));
   auto work = g.backend()->all_gather(tensor.data_ptr(), buffer->data(), each, detail::element_of<T>(),
-                                      std::make_shared<std::pair<Tensor<T>, std::shared_ptr<std::vector<T>>>>(tensor, buffer));
+                                      detail::keep(tensor, buffer));
   return detail::finish(std::make_shared<detail::FinishingWork>(
                             std::move(work), [buffer, tensor_list, each] { detail::unpack(buffer->data(), tensor_list, each); }),
                         async_op);
@@ -260,7 +261,7 @@ std::shared_ptr<Work> all_gather_into_tensor(const Tensor<T>& output, const Tens
   output.storage()->bump_version();
   return detail::finish(g.backend()->all_gather(input.data_ptr(), output.data_ptr(), input.numel(),
                                                 detail::element_of<T>(),
-                                                std::make_shared<std::pair<Tensor<T>, Tensor<T>>>(output, input)),
+                                                detail::keep(output, input)),
                         async_op);
 }
 
@@ -278,7 +279,7 @@ std::shared_ptr<Work> reduce_scatter_tensor(const Tensor<T>& output, const Tenso
   output.storage()->bump_version();
   return detail::finish(g.backend()->reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(),
                                                     detail::element_of<T>(), op,
-                                                    std::make_shared<std::pair<Tensor<T>, Tensor<T>>>(output, input)),
+                                                    detail::keep(output, input)),
                         async_op);
 }
 
@@ -308,7 +309,7 @@ std::shared_ptr<Work> gather(const Tensor<T>& tensor, const std::vector<Tensor<T
                                       "Argument ``gather_list`` must NOT be specified on non-destination ranks.");
   const int64_t each = tensor.numel();
   auto work = g.backend()->gather(tensor.data_ptr(), buffer->data(), each, detail::element_of<T>(), dst,
-                                  std::make_shared<std::pair<Tensor<T>, std::shared_ptr<std::vector<T>>>>(tensor, buffer));
+                                  detail::keep(tensor, buffer));
   return detail::finish(std::make_shared<detail::FinishingWork>(
                             std::move(work), [buffer, gather_list, each] { detail::unpack(buffer->data(), gather_list, each); }),
                         async_op);
@@ -326,8 +327,7 @@ std::shared_ptr<Work> scatter(const Tensor<T>& tensor, const std::vector<Tensor<
   tensor.storage()->bump_version();
   return detail::finish(g.backend()->scatter(buffer->data(), tensor.data_ptr(), tensor.numel(), detail::element_of<T>(),
                                              src,
-                                             std::make_shared<std::pair<Tensor<T>, std::shared_ptr<std::vector<T>>>>(
-                                                 tensor, buffer)),
+                                             detail::keep(tensor, buffer)),
                         async_op);
 }
 
@@ -347,7 +347,7 @@ std::shared_ptr<Work> all_to_all_single(const Tensor<T>& output, const Tensor<T>
   output.storage()->bump_version();
   return detail::finish(g.backend()->all_to_all(input.data_ptr(), output.data_ptr(), input.numel() / g.size(),
                                                 detail::element_of<T>(),
-                                                std::make_shared<std::pair<Tensor<T>, Tensor<T>>>(output, input)),
+                                                detail::keep(output, input)),
                         async_op);
 }
 

@@ -183,9 +183,8 @@ class DistributedDataParallel {
         counts, tsr::tensor<int64_t>({int64_t(state_->params.size()), int64_t(shapes.size())}), state_->group);
     const auto c = counts.to_vector();
     for (int r = 1; r < world; ++r) {
-      tsr::detail::check(c[2 * r] == c[0], "DDP expects same model across all ranks, but Rank ", g.rank(), " has ",
-                         state_->params.size(), " params, while rank ", r, " has inconsistent ", c[2 * r],
-                         " params.");
+      tsr::detail::check(c[2 * r] == c[0], "DDP expects same model across all ranks, but Rank 0 has ", c[0],
+                         " params, while rank ", r, " has inconsistent ", c[2 * r], " params.");
       tsr::detail::check(c[2 * r + 1] == c[1], "DDP expects same model across all ranks, but the parameter shapes of "
                                                "rank 0 and rank ", r, " differ.");
     }
@@ -213,10 +212,9 @@ class DistributedDataParallel {
     for (std::size_t k = s.params.size(); k-- > 0;) {
       const AnyTensor& p = s.params[k];
       const double n = double(p.numel()) * double(p.visit([]<class T>(const Tensor<T>&) { return sizeof(T); }));
-      const bool full = !s.buckets.empty() && bytes > 0 && bytes + n > (s.buckets.size() == 1 ? first_cap : cap);
-      const bool other_type = !s.buckets.empty() && !s.buckets.back().params.empty() &&
-                              std::string_view(s.params[s.buckets.back().params.front()].dtype_name()) != p.dtype_name();
-      if (s.buckets.empty() || full || other_type) {
+      const bool full = bytes > 0 && bytes + n > (s.buckets.size() == 1 ? first_cap : cap);
+      if (s.buckets.empty() || full ||
+          std::string_view(s.params[s.buckets.back().params.front()].dtype_name()) != p.dtype_name()) {
         s.buckets.emplace_back();
         bytes = 0;
       }
