@@ -22,8 +22,6 @@ namespace {
 
 constexpr std::size_t MiB = 1 << 20;
 
-void check(cudaError_t status) { REQUIRE_MESSAGE(status == cudaSuccess, cudaGetErrorString(status)); }
-
 // Keeps a stream busy for `cycles` clock cycles.
 __global__ void spin(long long cycles) {
   const long long start = clock64();

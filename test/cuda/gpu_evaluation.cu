@@ -19,8 +19,6 @@ using tsr::Tensor;
 
 namespace {
 
-void check(cudaError_t status) { REQUIRE_MESSAGE(status == cudaSuccess, cudaGetErrorString(status)); }
-
 // Tensors whose elements live in device memory (from_blob over cudaMalloc),
 // freed with the arena. Only their sizes and strides are read on the host.
 class DeviceArena {
@@ -130,7 +128,7 @@ TEST_CASE("device elementwise evaluation gives the CPU's results") {
   SUBCASE("an empty output launches nothing") {
     const auto out = dev.empty<float>({0, 4});
     evaluate(out, out + 1.f);
-    CHECK(out.numel() == 0);
+    CHECK(cudaGetLastError() == cudaSuccess);
   }
 }
 

@@ -10,6 +10,9 @@
 
 #include <cstdio>
 
+// A CUDA runtime call's status, required to be success (the message is CUDA's).
+inline void check(cudaError_t status) { REQUIRE_MESSAGE(status == cudaSuccess, cudaGetErrorString(status)); }
+
 int main(int argc, char** argv) {
   int devices = 0;
   const cudaError_t status = cudaGetDeviceCount(&devices);
