@@ -29,24 +29,41 @@ class StorageImpl {
   Device device() const { return device_; }
   bool owning() const { return owning_; }
 
-  // Changes the buffer's size, keeping the common prefix; resizing to 0 frees
-  // the memory while views keep their metadata (the FSDP pattern).
+  // Changes the buffer's size, keeping the common prefix. Resizing to 0
+  // frees the memory while views keep their metadata; reading through them
+  // is then an error until the storage is resized back (the pattern sharded
+  // data parallelism uses to free parameters between uses).
+  //
+  // Resizing up from 0 leaves the storage awaiting its fill: the memory
+  // holds nothing, so the first write into it restores the content the
+  // storage had rather than modifying it, and leaves the version as it was.
+  // Autograd's saved tensors stay valid across "freed, resized up, filled
+  // with one copy_ or all-gather"; any later write counts as usual.
   void resize_(std::size_t nbytes) {
     detail::check(owning_, "Trying to resize storage that is not resizable");
     if (nbytes == nbytes_) return;
     void* fresh = detail::CpuAllocator::instance().allocate(nbytes);
     if (data_ && fresh) std::memcpy(fresh, data_, std::min(nbytes, nbytes_));
+    awaiting_fill_ = nbytes_ == 0 && nbytes > 0;
     release();
     data_ = fresh;
     nbytes_ = nbytes;
   }
+  // True between a resize_ up from 0 and the first write after it.
+  bool awaiting_fill() const { return awaiting_fill_; }
 
   // Bumped by every in-place write; autograd compares it to saved versions.
   // A relaxed load and store, not a locked fetch_add: the lock costs more
   // than a tiny op's arithmetic, and two threads writing the same storage at
   // once are racing on its data anyway (the counter still moves).
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
-  [[gnu::always_inline]] void bump_version() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  [[gnu::always_inline]] void bump_version() {
+    if (awaiting_fill_) [[unlikely]] {
+      awaiting_fill_ = false;  // the fill after resize_: not a modification
+      return;
+    }
+    version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
  private:
   void release() {
@@ -58,6 +75,7 @@ class StorageImpl {
   std::size_t nbytes_ = 0;
   Device device_;
   bool owning_ = true;
+  bool awaiting_fill_ = false;
   std::atomic<uint64_t> version_{0};
 };
 

@@ -287,6 +287,11 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor squeeze(int64_t dim) const;
   Tensor expand(Shape shape) const;
   Tensor as_strided(Shape sizes, Strides strides, int64_t offset) const;
+  // Makes this tensor a view of `source` (offset, sizes and strides in
+  // elements; strides default to contiguous), as PyTorch's set_: every
+  // handle to this tensor sees the new storage, its autograd state stays.
+  // A leaf that requires grad can be set under NoGradGuard only.
+  Tensor& set_(Storage source, int64_t storage_offset, Shape sizes, Strides strides = {});
 
   // ----- copies ------------------------------------------------------------
   Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
@@ -422,6 +427,21 @@ inline void Tensor<T>::check_storage() const {
   // This runs for every leaf of every evaluation: the error is out of line.
   if (bytes > t.storage->nbytes()) [[unlikely]]
     storage_error(bytes);
+}
+
+template <class T>
+Tensor<T>& Tensor<T>::set_(Storage source, int64_t storage_offset, Shape sizes, Strides strides) {
+  detail::check(source != nullptr, "set_: the source storage is null");
+  detail::check(!(detail::grad_mode_flag() && requires_grad()),
+                "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (strides.empty()) strides = detail::contiguous_strides(sizes);
+  detail::check(strides.size() == sizes.size(), "set_: got ", sizes.size(), " sizes and ", strides.size(), " strides");
+  detail::check(storage_offset >= 0, "Tensor: invalid storage offset ", storage_offset);
+  detail::check(defined(), "undefined tensor: this Tensor was default-constructed and holds no data");
+  // No version bump: the data this tensor's saved uses read is not written.
+  impl_->storage = std::move(source);
+  impl_->set_geometry(std::move(sizes), std::move(strides), storage_offset);
+  return *this;
 }
 
 template <class T>

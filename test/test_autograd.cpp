@@ -423,6 +423,57 @@ TEST_CASE("versions: new tensors start at 0, every in-place write adds 1 (as in 
   CHECK(x.storage()->version() == 3);
 }
 
+TEST_CASE("a saved tensor whose storage is freed and refilled (sharded training's protocol)") {
+  // w is saved by x * w; between forward and backward its storage is
+  // resized to 0, as sharded data parallelism frees a block's parameters.
+  auto x = tensor<float>({4.f, 5.f, 6.f}).requires_grad_();
+  auto w = tensor<float>({1.f, 2.f, 3.f}).requires_grad_();
+  const auto values = w.detach().clone();
+  const std::size_t bytes = w.storage()->nbytes();
+  auto y = sum(x * w);
+  const auto refill = [&] {
+    w.storage()->resize_(bytes);
+    CHECK(w.storage()->awaiting_fill());
+    NoGradGuard guard;
+    w.copy_(values);
+  };
+  const std::string modified =
+      "one of the variables needed for gradient computation has been modified by an inplace operation: "
+      "[torch.FloatTensor [3]] is at version 1; expected version 0 instead. Hint: enable anomaly detection to find "
+      "the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).";
+
+  SUBCASE("resized down inside the step: backward cannot read it") {
+    w.storage()->resize_(0);
+    CHECK(error_of([&] { y.backward(); }) ==
+          "setStorage: sizes [3], strides [1], storage offset 0, and itemsize 4 requiring a storage size of 12 are out "
+          "of bounds for storage of size 0");
+    CHECK_THROWS_AS(w.to_vector(), Error);  // reading it outside the protocol
+  }
+  SUBCASE("resized up and filled: not a modification, backward uses the restored values") {
+    w.storage()->resize_(0);
+    refill();
+    CHECK(!w.storage()->awaiting_fill());
+    CHECK(w.storage()->version() == 0);
+    y.backward();
+    CHECK(equal(x.grad(), values));
+    CHECK(equal(w.grad(), tensor<float>({4.f, 5.f, 6.f})));
+  }
+  SUBCASE("resized up, used, resized down and up again: only a genuine write after the fill trips the check") {
+    w.storage()->resize_(0);
+    refill();
+    y.backward({}, /*retain_graph=*/true);
+    w.storage()->resize_(0);
+    refill();
+    y.backward({}, /*retain_graph=*/true);
+    CHECK(equal(w.grad(), tensor<float>({8.f, 10.f, 12.f})));
+    {
+      NoGradGuard guard;
+      w.mul_(2.f);  // a write after the fill is a modification
+    }
+    CHECK(error_of([&] { y.backward(); }) == modified);
+  }
+}
+
 TEST_CASE("in-place writes into results are recorded (history rebased), as in PyTorch") {
   auto x = tensor<float>({1.f, -2.f, 3.f}).requires_grad_();
   // y = 2x; y += x (3x); y *= y (9x^2): d/dx sum = 18x (by hand).

@@ -117,6 +117,26 @@ TEST_CASE("storage: alignment, resize_, from_blob, version") {
   CHECK(strided.to_vector() == std::vector<float>{2, 6, 10});
 }
 
+TEST_CASE("set_: a tensor made a view of another storage, seen through every handle") {
+  auto flat = arange<float>(0.f, 10.f);
+  auto w = zeros<float>({2, 2});
+  const auto same = w;  // another handle to the same tensor
+  w.set_(flat.storage(), 3, {2, 2});
+  CHECK(same.to_vector() == std::vector<float>{3, 4, 5, 6});
+  w.set_(flat.storage(), 1, {2, 2}, {1, 4});
+  CHECK(same.to_vector() == std::vector<float>{1, 5, 2, 6});
+  CHECK(flat.storage()->version() == 0);  // metadata only: nothing was written
+  auto leaf = zeros<float>({2}).requires_grad_();
+  CHECK_THROWS_WITH_AS(leaf.set_(flat.storage(), 0, {2}),
+                       "a leaf Variable that requires grad is being used in an in-place operation.", Error);
+  {
+    NoGradGuard guard;
+    leaf.set_(flat.storage(), 8, {2});
+  }
+  CHECK(leaf.to_vector() == std::vector<float>{8, 9});
+  CHECK_THROWS_AS(w.set_(flat.storage(), 0, {2, 2}, {1}), Error);
+}
+
 TEST_CASE("the caching allocator reuses large blocks and empty_cache releases them") {
   empty_cache();
   const void* first;

@@ -2,6 +2,7 @@
 // PyTorch's rules. Iterative (no recursion), so deep graphs cannot overflow
 // the stack.
 #pragma once
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -152,12 +153,27 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
       }
       if (!retain_graph) node->release_saved();
     }
+    // Leaves' accumulations are queued last, so they run first (as
+    // PyTorch's engine gives AccumulateGrad the highest priority): a .grad
+    // is complete, and its post-accumulate hooks run, as soon as possible,
+    // not after the rest of the graph below this node.
+    const std::size_t first_new = ready.size();
     for (std::size_t i = 0; i < node->next.size(); ++i) {
       const auto& next = node->next[i];
       if (!next) continue;
       auto& entry = table.get(next.get());
       if (i < out.size() && out[i]) entry.inbox = entry.inbox ? next->add(entry.inbox, out[i]) : std::move(out[i]);
       if (--entry.pending == 0) ready.push_back(next);
+    }
+    // (In place and stable; a node has a handful of inputs.)
+    auto end = ready.end();
+    for (auto it = ready.begin() + std::ptrdiff_t(first_new); it != end;) {
+      if ((*it)->accumulates_into()) {
+        std::rotate(it, it + 1, ready.end());
+        --end;
+      } else {
+        ++it;
+      }
     }
   }
 }
