@@ -59,8 +59,11 @@ class Backend {
   // in (root only) holds size() blocks; every rank gets its block in out.
   virtual std::shared_ptr<Work> scatter(const void* in, void* out, int64_t count, Element e, int root,
                                         std::shared_ptr<const void> keep) = 0;
-  // in and out hold size() blocks of `count`; block r of in goes to rank r.
-  virtual std::shared_ptr<Work> all_to_all(const void* in, void* out, int64_t count, Element e,
+  // in holds size() consecutive blocks, block r (in_counts[r] elements) for
+  // rank r; out receives rank r's block for this rank (out_counts[r]
+  // elements), in rank order.
+  virtual std::shared_ptr<Work> all_to_all(const void* in, const std::vector<int64_t>& in_counts, void* out,
+                                           const std::vector<int64_t>& out_counts, Element e,
                                            std::shared_ptr<const void> keep) = 0;
   virtual std::shared_ptr<Work> barrier() = 0;
   virtual std::shared_ptr<Work> send(const void* data, int64_t count, Element e, int dst, int tag,

@@ -331,24 +331,51 @@ std::shared_ptr<Work> scatter(const Tensor<T>& tensor, const std::vector<Tensor<
                         async_op);
 }
 
-// input's world-size equal blocks: block r goes to rank r, whose output
-// holds the blocks from every rank in rank order.
+// input's rows (its first dimension) in world-size blocks: block r goes to
+// rank r, whose output holds the blocks from every rank in rank order.
+// Without split sizes the blocks are equal; input_split_sizes[r] rows go to
+// rank r, and output_split_sizes[r] rows come from rank r (each rank's
+// input split for this rank).
 template <class T>
-std::shared_ptr<Work> all_to_all_single(const Tensor<T>& output, const Tensor<T>& input, ProcessGroup* group = nullptr,
+std::shared_ptr<Work> all_to_all_single(const Tensor<T>& output, const Tensor<T>& input,
+                                        const std::vector<int64_t>& output_split_sizes,
+                                        const std::vector<int64_t>& input_split_sizes, ProcessGroup* group = nullptr,
                                         bool async_op = false) {
   ProcessGroup& g = detail::group_or_world(group);
   if (!g.is_member()) return nullptr;
   detail::check_tensor(output, "output");
   detail::check_tensor(input, "input");
-  tsr::detail::check(input.numel() == output.numel() && input.numel() % g.size() == 0,
-                     "distributed: all_to_all_single needs input and output of the same size, a multiple of the "
-                     "group's size (",
-                     g.size(), "); got ", input.numel(), " and ", output.numel());
+  // Elements per row: what the split sizes count.
+  const auto counts = [&](const Tensor<T>& t, const std::vector<int64_t>& splits) {
+    const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+    const int64_t row = rows == 0 ? 0 : t.numel() / rows;
+    std::vector<int64_t> out;
+    if (splits.empty()) {
+      tsr::detail::check(rows % g.size() == 0, "Tensor's dim 0 does not divide equally across group size");
+      out.assign(static_cast<std::size_t>(g.size()), rows / g.size() * row);
+      return out;
+    }
+    tsr::detail::check(int(splits.size()) == g.size(), "Number of tensor splits not equal to group size");
+    int64_t sum = 0;
+    for (const int64_t s : splits) {
+      tsr::detail::check(s >= 0, "distributed: split sizes must not be negative, got ", s);
+      sum += s;
+      out.push_back(s * row);
+    }
+    tsr::detail::check(sum == rows, "Split sizes doesn't match total dim 0 size");
+    return out;
+  };
+  const std::vector<int64_t> in_counts = counts(input, input_split_sizes);
+  const std::vector<int64_t> out_counts = counts(output, output_split_sizes);
   output.storage()->bump_version();
-  return detail::finish(g.backend()->all_to_all(input.data_ptr(), output.data_ptr(), input.numel() / g.size(),
-                                                detail::element_of<T>(),
-                                                detail::keep(output, input)),
+  return detail::finish(g.backend()->all_to_all(input.data_ptr(), in_counts, output.data_ptr(), out_counts,
+                                                detail::element_of<T>(), detail::keep(output, input)),
                         async_op);
+}
+template <class T>
+std::shared_ptr<Work> all_to_all_single(const Tensor<T>& output, const Tensor<T>& input, ProcessGroup* group = nullptr,
+                                        bool async_op = false) {
+  return all_to_all_single(output, input, {}, {}, group, async_op);
 }
 
 // Returns once every rank of the group has entered it.

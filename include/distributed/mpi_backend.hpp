@@ -14,6 +14,7 @@
 #endif
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -172,11 +173,39 @@ class MpiBackend final : public Backend {
     check_mpi(MPI_Iscatter(in, n, type_of(e), out, n, type_of(e), root, comm_, work->request()), "MPI_Iscatter");
     return work;
   }
-  std::shared_ptr<Work> all_to_all(const void* in, void* out, int64_t count, Element e,
+  std::shared_ptr<Work> all_to_all(const void* in, const std::vector<int64_t>& in_counts, void* out,
+                                   const std::vector<int64_t>& out_counts, Element e,
                                    std::shared_ptr<const void> keep) override {
-    auto work = start("all_to_all", std::move(keep));
-    const int n = checked_count(count);
-    check_mpi(MPI_Ialltoall(in, n, type_of(e), out, n, type_of(e), comm_, work->request()), "MPI_Ialltoall");
+    const bool equal = std::all_of(in_counts.begin(), in_counts.end(), [&](int64_t c) { return c == in_counts[0]; }) &&
+                       out_counts == in_counts;
+    if (equal) {
+      auto work = start("all_to_all", std::move(keep));
+      const int n = checked_count(in_counts.empty() ? 0 : in_counts[0]);
+      check_mpi(MPI_Ialltoall(in, n, type_of(e), out, n, type_of(e), comm_, work->request()), "MPI_Ialltoall");
+      return work;
+    }
+    // Counts and displacements, which MPI reads until the operation completes.
+    struct Layout {
+      std::vector<int> in_counts, in_displs, out_counts, out_displs;
+      std::shared_ptr<const void> keep;
+    };
+    auto layout = std::make_shared<Layout>();
+    const auto fill = [](const std::vector<int64_t>& counts, std::vector<int>& c, std::vector<int>& d) {
+      int64_t at = 0;
+      for (const int64_t n : counts) {
+        c.push_back(checked_count(n));
+        d.push_back(checked_count(at));
+        at += n;
+      }
+    };
+    fill(in_counts, layout->in_counts, layout->in_displs);
+    fill(out_counts, layout->out_counts, layout->out_displs);
+    layout->keep = std::move(keep);
+    const Layout& l = *layout;
+    auto work = start("all_to_all", layout);
+    check_mpi(MPI_Ialltoallv(in, l.in_counts.data(), l.in_displs.data(), type_of(e), out, l.out_counts.data(),
+                             l.out_displs.data(), type_of(e), comm_, work->request()),
+              "MPI_Ialltoallv");
     return work;
   }
   std::shared_ptr<Work> barrier() override {
