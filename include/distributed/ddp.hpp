@@ -13,8 +13,14 @@
 // started, the hook waits for all of them and writes the averages back into
 // the .grad tensors. Inside no_sync(), gradients only accumulate locally.
 //
+// With find_unused_parameters, each forward walks the autograd graph from
+// its output to find the parameters it did not use; those count as ready
+// (a zero contribution) when backward starts, and a parameter no rank used
+// keeps its .grad as it was, as in PyTorch.
+//
 // Include <distributed/ddp.hpp> (it includes nn and the collectives).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +39,9 @@ struct DistributedDataParallelOptions {
   bool broadcast_buffers = true;
   // The group to average over; null: the default group.
   distributed::ProcessGroup* process_group = nullptr;
+  // Find, after each forward, the parameters its output does not depend on
+  // (a walk of the graph; off by default, as in PyTorch, for its cost).
+  bool find_unused_parameters = false;
 };
 
 namespace detail {
@@ -52,6 +61,9 @@ struct DdpState {
   bool started = false;      // some gradient arrived this iteration
   bool sync = true;          // false inside no_sync()
   distributed::ProcessGroup* group = nullptr;
+  // With find_unused_parameters: whether the last forward used each
+  // parameter (1) or not (0); empty otherwise (every parameter is used).
+  Tensor<int32_t> used;
 
   void reset() {
     for (Bucket& b : buckets) {
@@ -62,10 +74,42 @@ struct DdpState {
     started = false;
   }
 
+  // The parameters the graph behind `output` accumulates into.
+  void find_used(const std::shared_ptr<autograd::Node>& output) {
+    used = tsr::zeros<int32_t>({int64_t(params.size())});
+    std::vector<const TensorImpl*> reached;
+    std::vector<const autograd::Node*> seen;
+    std::vector<const autograd::Node*> stack;
+    if (output) stack.push_back(output.get());
+    while (!stack.empty()) {
+      const autograd::Node* n = stack.back();
+      stack.pop_back();
+      if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+      seen.push_back(n);
+      if (const TensorImpl* leaf = n->accumulates_into()) reached.push_back(leaf);
+      for (const auto& next : n->next)
+        if (next) stack.push_back(next.get());
+    }
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const TensorImpl* impl = params[i].visit([](const auto& t) { return t.impl_ptr().get(); });
+      used(int64_t(i)) = std::find(reached.begin(), reached.end(), impl) != reached.end();
+    }
+  }
+
   // A parameter's gradient has been accumulated.
   void ready(std::size_t i) {
     if (!sync) return;
-    started = true;
+    if (!started) {
+      started = true;
+      // The parameters the forward did not use contribute nothing: ready now.
+      if (used.defined())
+        for (int64_t k = 0; k < used.numel(); ++k)
+          if (!used(k)) mark(std::size_t(k));
+    }
+    mark(i);
+  }
+
+  void mark(std::size_t i) {
     Bucket& b = buckets[bucket_of[i]];
     if (--b.pending > 0) return;
     launch(b);
@@ -76,9 +120,11 @@ struct DdpState {
     b.flat.visit([&]<class T>(Tensor<T>& flat) {
       int64_t at = 0;
       for (const std::size_t p : b.params) {
-        const Tensor<T> grad = params[p].as<T>().grad();
-        const int64_t n = grad.numel();
-        flat.slice(0, at, at + n).copy_(grad.reshape({n}));
+        const Tensor<T>& param = params[p].as<T>();
+        const Tensor<T> grad = param.grad();
+        const int64_t n = param.numel();
+        if (grad.defined()) flat.slice(0, at, at + n).copy_(grad.reshape({n}));
+        else flat.slice(0, at, at + n).zero_();  // unused here
         at += n;
       }
       b.work = distributed::all_reduce(flat, distributed::ReduceOp::AVG, group, true);
@@ -86,15 +132,21 @@ struct DdpState {
   }
 
   void finish() {
+    // A parameter some rank used gets the average; one no rank used keeps its .grad.
+    if (used.defined()) distributed::all_reduce(used, distributed::ReduceOp::MAX, group);
     for (Bucket& b : buckets) {
       b.work->wait();
       b.flat.visit([&]<class T>(Tensor<T>& flat) {
         int64_t at = 0;
         for (const std::size_t p : b.params) {
-          Tensor<T>& grad = params[p].as<T>().mutable_grad();
-          const int64_t n = grad.numel();
-          grad.copy_(flat.slice(0, at, at + n).view(grad.sizes()));
+          Tensor<T>& param = params[p].as<T>();
+          const int64_t n = param.numel();
+          const Tensor<T> average = flat.slice(0, at, at + n).view(param.sizes());
           at += n;
+          if (used.defined() && !used(int64_t(p))) continue;
+          Tensor<T>& grad = param.mutable_grad();
+          if (grad.defined()) grad.copy_(average);
+          else grad = average.clone();
         }
       });
     }
@@ -138,7 +190,16 @@ class DistributedDataParallel {
       NoGradGuard no_grad;
       sync_buffers();
     }
-    return module_(std::forward<Args>(args)...);
+    decltype(auto) output = module_(std::forward<Args>(args)...);
+    if (options_.find_unused_parameters && state_->sync && tsr::detail::grad_mode_flag()) {
+      std::shared_ptr<autograd::Node> root;
+      if constexpr (requires { output.visit([](const auto&) {}); })
+        output.visit([&](const auto& t) { root = t.requires_grad() ? tsr::detail::gradient_edge(t) : nullptr; });
+      else
+        root = output.requires_grad() ? tsr::detail::gradient_edge(output) : nullptr;
+      state_->find_used(root);
+    }
+    return output;
   }
   template <class... Args>
   decltype(auto) forward(Args&&... args) {
