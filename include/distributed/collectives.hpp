@@ -151,6 +151,12 @@ inline void init_process_group(const std::string& backend = "mpi",
     detail::check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
     s.finalize_mpi = true;
   }
+  // Collectives run on a worker thread while the caller sends and receives.
+  int level = 0;
+  detail::check_mpi(MPI_Query_thread(&level), "MPI_Query_thread");
+  tsr::detail::check(level == MPI_THREAD_MULTIPLE,
+                     "distributed: the MPI backend needs MPI initialized with MPI_THREAD_MULTIPLE (this MPI library "
+                     "provides level ", level, "); if your program calls MPI_Init itself, call MPI_Init_thread instead");
   MPI_Comm comm = MPI_COMM_NULL;
   detail::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
   auto group = std::make_unique<ProcessGroup>(std::make_unique<detail::MpiBackend>(comm, timeout));

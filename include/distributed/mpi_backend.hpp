@@ -1,8 +1,15 @@
-// The MPI implementation of the backend seam, for CPU tensors: every
-// operation is one nonblocking MPI call (MPI_Iallreduce, MPI_Ibcast, ...)
-// on the group's own communicator, whose Work polls MPI_Test until it
-// completes or the group's timeout passes. Errors come back as tsr::Error
-// with MPI's text (the communicator returns errors instead of aborting).
+// The MPI implementation of the backend seam, for CPU tensors. Collectives
+// run as MPI's blocking calls (MPI_Allreduce, MPI_Bcast, ...) on a worker
+// thread of the group, one after another in the order they were issued, as
+// PyTorch's MPI process group does: the blocking calls use MPI's tuned
+// algorithms (its nonblocking ones reached half their bandwidth here), and
+// the worker makes progress while the caller computes, so asynchronous
+// operations really overlap (MPI's nonblocking collectives only progress
+// when polled). Send and receive stay nonblocking (MPI_Isend / MPI_Irecv),
+// so that a timed-out one can be withdrawn. A Work waits for its operation
+// up to the group's timeout. Errors come back as tsr::Error with MPI's text
+// (the communicator returns errors instead of aborting). Needs
+// MPI_THREAD_MULTIPLE, which init_process_group asks for.
 #pragma once
 // Only MPI's C interface is used: not the deprecated C++ bindings, whose
 // headers warn under -Wextra.
@@ -15,10 +22,15 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -63,38 +75,128 @@ void combine_16bit(void* in, void* inout, int* len, MPI_Datatype*) {
 
 class MpiBackend;
 
+// A send or receive: one MPI request, polled.
 class MpiWork final : public Work {
  public:
-  MpiWork(MpiBackend& backend, const char* name, bool point_to_point, std::shared_ptr<const void> keep)
-      : backend_(backend), name_(name), point_to_point_(point_to_point), keep_(std::move(keep)) {}
+  MpiWork(MpiBackend& backend, const char* name, std::shared_ptr<const void> keep)
+      : backend_(backend), name_(name), keep_(std::move(keep)) {}
   MPI_Request* request() { return &request_; }
-  void on_completion(std::function<void()> f) { finish_ = std::move(f); }
 
   bool is_completed() override {
     if (done_) return true;
     int flag = 0;
     check_mpi(MPI_Test(&request_, &flag, &status_), "MPI_Test");
-    if (flag) complete();
+    if (flag) {
+      done_ = true;
+      keep_.reset();
+    }
     return done_;
   }
   void wait() override;
   int source() const { return status_.MPI_SOURCE; }
 
  private:
-  void complete() {
-    done_ = true;
-    if (finish_) finish_();
-    keep_.reset();
-  }
-
   MpiBackend& backend_;
   const char* name_;
-  bool point_to_point_;
   std::shared_ptr<const void> keep_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   MPI_Status status_{};
-  std::function<void()> finish_;
   bool done_ = false;
+};
+
+// Until a short collective has had time to finish (or the next one to be
+// posted), the waiting thread polls, yielding the core (which the ranks and
+// workers share), instead of sleeping: a sleeping thread's wake-up cost 10%
+// of a 1 MiB all_reduce.
+inline constexpr auto kCollectivePoll = std::chrono::microseconds(500);
+
+// A collective: what the worker thread reports when it has run it.
+struct CollectiveState {
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::atomic<bool> done{false};
+  std::exception_ptr error;
+  std::shared_ptr<const void> keep;  // released when done
+};
+
+class MpiCollectiveWork final : public Work {
+ public:
+  MpiCollectiveWork(MpiBackend& backend, const char* name, std::shared_ptr<CollectiveState> state)
+      : backend_(backend), name_(name), state_(std::move(state)) {}
+  bool is_completed() override {
+    std::lock_guard lock(state_->mutex);
+    if (state_->done && state_->error) std::rethrow_exception(state_->error);
+    return state_->done.load();
+  }
+  void wait() override;
+
+ private:
+  MpiBackend& backend_;
+  const char* name_;
+  std::shared_ptr<CollectiveState> state_;
+};
+
+// Runs a group's collectives one at a time, in the order they were posted.
+class CollectiveThread {
+ public:
+  CollectiveThread() : thread_([this] { run(); }) {}
+  CollectiveThread(const CollectiveThread&) = delete;
+  CollectiveThread& operator=(const CollectiveThread&) = delete;
+  ~CollectiveThread() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  void post(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(task));
+      pending_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_one();
+  }
+  // Waits until every posted collective has run; false at the deadline.
+  bool drain(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mutex_);
+    return idle_.wait_until(lock, deadline, [&] { return queue_.empty() && !busy_; });
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<void()> task;
+      // A collective often follows another closely (a bucket after a
+      // bucket): poll for it a moment before sleeping.
+      const auto polled = std::chrono::steady_clock::now() + kCollectivePoll;
+      while (pending_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < polled)
+        std::this_thread::yield();
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+        pending_.fetch_sub(1, std::memory_order_relaxed);
+        busy_ = true;
+      }
+      task();
+      {
+        std::lock_guard lock(mutex_);
+        busy_ = false;
+      }
+      idle_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::function<void()>> queue_;
+  std::atomic<int> pending_{0};  // queue_.size(), readable without the lock
+  bool busy_ = false, stop_ = false;
+  std::thread thread_;  // last: started once the members above exist
 };
 
 class MpiBackend final : public Backend {
@@ -108,7 +210,11 @@ class MpiBackend final : public Backend {
   MpiBackend(const MpiBackend&) = delete;
   MpiBackend& operator=(const MpiBackend&) = delete;
   ~MpiBackend() override {
-    settle_abandoned();
+    // A collective that timed out may still complete when the other ranks
+    // join it; MPI cannot free a communicator with one in flight. If they
+    // never do within the timeout, the job cannot end cleanly.
+    if (worker_ && !worker_->drain(std::chrono::steady_clock::now() + timeout_)) MPI_Abort(MPI_COMM_WORLD, 1);
+    worker_.reset();
     for (MPI_Op& op : ops_)
       if (op != MPI_OP_NULL) MPI_Op_free(&op);
     MPI_Comm_free(&comm_);
@@ -120,58 +226,61 @@ class MpiBackend final : public Backend {
 
   std::shared_ptr<Work> all_reduce(void* data, int64_t count, Element e, ReduceOp op,
                                    std::shared_ptr<const void> keep) override {
-    auto work = start("all_reduce", std::move(keep));
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, checked_count(count), type_of(e), op_of(e, op), comm_,
-                             work->request()),
-              "MPI_Iallreduce");
-    if (op == ReduceOp::AVG) work->on_completion([=, this] { divide(data, count, e); });
-    return work;
+    const int n = checked_count(count);
+    const MPI_Op mpi_op = op_of(e, op);
+    return collective("all_reduce", std::move(keep), [=, this] {
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, n, type_of(e), mpi_op, comm_), "MPI_Allreduce");
+      if (op == ReduceOp::AVG) divide(data, count, e);
+    });
   }
   std::shared_ptr<Work> broadcast(void* data, int64_t count, Element e, int root,
                                   std::shared_ptr<const void> keep) override {
-    auto work = start("broadcast", std::move(keep));
-    check_mpi(MPI_Ibcast(data, checked_count(count), type_of(e), root, comm_, work->request()), "MPI_Ibcast");
-    return work;
+    const int n = checked_count(count);
+    return collective("broadcast", std::move(keep), [=, this] {
+      check_mpi(MPI_Bcast(data, n, type_of(e), root, comm_), "MPI_Bcast");
+    });
   }
   std::shared_ptr<Work> reduce(void* data, int64_t count, Element e, ReduceOp op, int root,
                                std::shared_ptr<const void> keep) override {
-    auto work = start("reduce", std::move(keep));
-    // The root reduces in place; the others send their data, which stays as it was.
-    check_mpi(MPI_Ireduce(rank_ == root ? MPI_IN_PLACE : data, rank_ == root ? data : nullptr, checked_count(count),
-                          type_of(e), op_of(e, op), root, comm_, work->request()),
-              "MPI_Ireduce");
-    if (op == ReduceOp::AVG && rank_ == root) work->on_completion([=, this] { divide(data, count, e); });
-    return work;
+    const int n = checked_count(count);
+    const MPI_Op mpi_op = op_of(e, op);
+    return collective("reduce", std::move(keep), [=, this] {
+      // The root reduces in place; the others send their data, which stays as it was.
+      const bool at_root = rank_ == root;
+      check_mpi(MPI_Reduce(at_root ? MPI_IN_PLACE : data, at_root ? data : nullptr, n, type_of(e), mpi_op, root, comm_),
+                "MPI_Reduce");
+      if (op == ReduceOp::AVG && at_root) divide(data, count, e);
+    });
   }
   std::shared_ptr<Work> all_gather(const void* in, void* out, int64_t count, Element e,
                                    std::shared_ptr<const void> keep) override {
-    auto work = start("all_gather", std::move(keep));
     const int n = checked_count(count);
-    check_mpi(MPI_Iallgather(in, n, type_of(e), out, n, type_of(e), comm_, work->request()), "MPI_Iallgather");
-    return work;
+    return collective("all_gather", std::move(keep), [=, this] {
+      check_mpi(MPI_Allgather(in, n, type_of(e), out, n, type_of(e), comm_), "MPI_Allgather");
+    });
   }
   std::shared_ptr<Work> reduce_scatter(const void* in, void* out, int64_t count, Element e, ReduceOp op,
                                        std::shared_ptr<const void> keep) override {
-    auto work = start("reduce_scatter", std::move(keep));
-    check_mpi(MPI_Ireduce_scatter_block(in, out, checked_count(count), type_of(e), op_of(e, op), comm_,
-                                        work->request()),
-              "MPI_Ireduce_scatter_block");
-    if (op == ReduceOp::AVG) work->on_completion([=, this] { divide(out, count, e); });
-    return work;
+    const int n = checked_count(count);
+    const MPI_Op mpi_op = op_of(e, op);
+    return collective("reduce_scatter", std::move(keep), [=, this] {
+      check_mpi(MPI_Reduce_scatter_block(in, out, n, type_of(e), mpi_op, comm_), "MPI_Reduce_scatter_block");
+      if (op == ReduceOp::AVG) divide(out, count, e);
+    });
   }
   std::shared_ptr<Work> gather(const void* in, void* out, int64_t count, Element e, int root,
                                std::shared_ptr<const void> keep) override {
-    auto work = start("gather", std::move(keep));
     const int n = checked_count(count);
-    check_mpi(MPI_Igather(in, n, type_of(e), out, n, type_of(e), root, comm_, work->request()), "MPI_Igather");
-    return work;
+    return collective("gather", std::move(keep), [=, this] {
+      check_mpi(MPI_Gather(in, n, type_of(e), out, n, type_of(e), root, comm_), "MPI_Gather");
+    });
   }
   std::shared_ptr<Work> scatter(const void* in, void* out, int64_t count, Element e, int root,
                                 std::shared_ptr<const void> keep) override {
-    auto work = start("scatter", std::move(keep));
     const int n = checked_count(count);
-    check_mpi(MPI_Iscatter(in, n, type_of(e), out, n, type_of(e), root, comm_, work->request()), "MPI_Iscatter");
-    return work;
+    return collective("scatter", std::move(keep), [=, this] {
+      check_mpi(MPI_Scatter(in, n, type_of(e), out, n, type_of(e), root, comm_), "MPI_Scatter");
+    });
   }
   std::shared_ptr<Work> all_to_all(const void* in, const std::vector<int64_t>& in_counts, void* out,
                                    const std::vector<int64_t>& out_counts, Element e,
@@ -179,18 +288,13 @@ class MpiBackend final : public Backend {
     const bool equal = std::all_of(in_counts.begin(), in_counts.end(), [&](int64_t c) { return c == in_counts[0]; }) &&
                        out_counts == in_counts;
     if (equal) {
-      auto work = start("all_to_all", std::move(keep));
       const int n = checked_count(in_counts.empty() ? 0 : in_counts[0]);
-      check_mpi(MPI_Ialltoall(in, n, type_of(e), out, n, type_of(e), comm_, work->request()), "MPI_Ialltoall");
-      return work;
+      return collective("all_to_all", std::move(keep), [=, this] {
+        check_mpi(MPI_Alltoall(in, n, type_of(e), out, n, type_of(e), comm_), "MPI_Alltoall");
+      });
     }
-    // Counts and displacements, which MPI reads until the operation completes.
-    struct Layout {
-      std::vector<int> in_counts, in_displs, out_counts, out_displs;
-      std::shared_ptr<const void> keep;
-    };
-    auto layout = std::make_shared<Layout>();
-    const auto fill = [](const std::vector<int64_t>& counts, std::vector<int>& c, std::vector<int>& d) {
+    // Counts and displacements in MPI's int.
+    const auto layout = [](const std::vector<int64_t>& counts, std::vector<int>& c, std::vector<int>& d) {
       int64_t at = 0;
       for (const int64_t n : counts) {
         c.push_back(checked_count(n));
@@ -198,30 +302,26 @@ class MpiBackend final : public Backend {
         at += n;
       }
     };
-    fill(in_counts, layout->in_counts, layout->in_displs);
-    fill(out_counts, layout->out_counts, layout->out_displs);
-    layout->keep = std::move(keep);
-    const Layout& l = *layout;
-    auto work = start("all_to_all", layout);
-    check_mpi(MPI_Ialltoallv(in, l.in_counts.data(), l.in_displs.data(), type_of(e), out, l.out_counts.data(),
-                             l.out_displs.data(), type_of(e), comm_, work->request()),
-              "MPI_Ialltoallv");
-    return work;
+    std::vector<int> ic, id, oc, od;
+    layout(in_counts, ic, id);
+    layout(out_counts, oc, od);
+    return collective("all_to_all", std::move(keep), [=, this] {
+      check_mpi(MPI_Alltoallv(in, ic.data(), id.data(), type_of(e), out, oc.data(), od.data(), type_of(e), comm_),
+                "MPI_Alltoallv");
+    });
   }
   std::shared_ptr<Work> barrier() override {
-    auto work = start("barrier", nullptr);
-    check_mpi(MPI_Ibarrier(comm_, work->request()), "MPI_Ibarrier");
-    return work;
+    return collective("barrier", nullptr, [this] { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); });
   }
   std::shared_ptr<Work> send(const void* data, int64_t count, Element e, int dst, int tag,
                              std::shared_ptr<const void> keep) override {
-    auto work = start("send", std::move(keep), true);
+    auto work = std::make_shared<MpiWork>(*this, "send", std::move(keep));
     check_mpi(MPI_Isend(data, checked_count(count), type_of(e), dst, tag, comm_, work->request()), "MPI_Isend");
     return work;
   }
   std::shared_ptr<Work> recv(void* data, int64_t count, Element e, int src, int tag,
                              std::shared_ptr<const void> keep) override {
-    auto work = start("recv", std::move(keep), true);
+    auto work = std::make_shared<MpiWork>(*this, "recv", std::move(keep));
     check_mpi(MPI_Irecv(data, checked_count(count), type_of(e), src < 0 ? MPI_ANY_SOURCE : src, tag, comm_,
                         work->request()),
               "MPI_Irecv");
@@ -229,28 +329,45 @@ class MpiBackend final : public Backend {
   }
   int source_of(Work& work) override { return static_cast<MpiWork&>(work).source(); }
 
+  // A collective over comm_: run by the worker, after those issued before it.
   std::unique_ptr<Backend> subgroup(const std::vector<int>& ranks, std::chrono::milliseconds timeout) override {
-    MPI_Group all = MPI_GROUP_NULL, some = MPI_GROUP_NULL;
-    check_mpi(MPI_Comm_group(comm_, &all), "MPI_Comm_group");
-    check_mpi(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &some), "MPI_Group_incl");
-    MPI_Comm sub = MPI_COMM_NULL;
-    const int status = MPI_Comm_create(comm_, some, &sub);  // collective over comm_
-    MPI_Group_free(&some);
-    MPI_Group_free(&all);
-    check_mpi(status, "MPI_Comm_create");
-    if (sub == MPI_COMM_NULL) return nullptr;
-    return std::make_unique<MpiBackend>(sub, timeout);
-  }
-
-  // An operation that timed out may still be running on the other ranks:
-  // its request is kept and settled when the group is destroyed.
-  void abandon(MPI_Request request, std::shared_ptr<const void> keep) {
-    abandoned_.push_back({request, std::move(keep)});
+    auto sub = std::make_shared<MPI_Comm>(MPI_COMM_NULL);
+    collective("new_group", nullptr, [=, this] {
+      MPI_Group all = MPI_GROUP_NULL, some = MPI_GROUP_NULL;
+      check_mpi(MPI_Comm_group(comm_, &all), "MPI_Comm_group");
+      check_mpi(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &some), "MPI_Group_incl");
+      const int status = MPI_Comm_create(comm_, some, sub.get());
+      MPI_Group_free(&some);
+      MPI_Group_free(&all);
+      check_mpi(status, "MPI_Comm_create");
+    })->wait();
+    if (*sub == MPI_COMM_NULL) return nullptr;
+    return std::make_unique<MpiBackend>(*sub, timeout);
   }
 
  private:
-  std::shared_ptr<MpiWork> start(const char* name, std::shared_ptr<const void> keep, bool p2p = false) {
-    return std::make_shared<MpiWork>(*this, name, p2p, std::move(keep));
+  template <class F>
+  std::shared_ptr<Work> collective(const char* name, std::shared_ptr<const void> keep, F call) {
+    auto state = std::make_shared<CollectiveState>();
+    state->keep = std::move(keep);
+    if (!worker_) worker_ = std::make_unique<CollectiveThread>();
+    worker_->post([state, call = std::move(call)]() mutable {
+      std::exception_ptr error;
+      try {
+        call();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::shared_ptr<const void> done_with;
+      {
+        std::lock_guard lock(state->mutex);
+        state->done = true;
+        state->error = error;
+        done_with = std::move(state->keep);
+      }
+      state->finished.notify_all();
+    });
+    return std::make_shared<MpiCollectiveWork>(*this, name, std::move(state));
   }
 
   static MPI_Datatype type_of(Element e) {
@@ -325,53 +442,44 @@ class MpiBackend final : public Backend {
     }
   }
 
-  // Waits for the abandoned operations (bounded by the timeout): MPI
-  // cannot free a communicator with operations in flight.
-  void settle_abandoned() {
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    for (auto& [request, keep] : abandoned_) {
-      int flag = 0;
-      while (MPI_Test(&request, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          // Another rank never joined: the job cannot end cleanly.
-          MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-      }
-    }
-    abandoned_.clear();
-  }
-
   MPI_Comm comm_;
   std::chrono::milliseconds timeout_;
   int rank_ = 0, size_ = 1;
+  // User-defined ops (half, bfloat16), made on the caller's thread before posting.
   MPI_Op ops_[8] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL,
                     MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
-  // With the tensors they write into, which must outlive them.
-  std::vector<std::pair<MPI_Request, std::shared_ptr<const void>>> abandoned_;
+  std::unique_ptr<CollectiveThread> worker_;  // started by the first collective
 };
 
 inline void MpiWork::wait() {
   const auto deadline = std::chrono::steady_clock::now() + backend_.timeout();
   for (int polls = 0; !is_completed(); ++polls) {
     if (std::chrono::steady_clock::now() > deadline) {
-      if (point_to_point_) {
-        // A send or receive can be withdrawn; the group stays usable.
-        MPI_Cancel(&request_);
-        MPI_Wait(&request_, MPI_STATUS_IGNORE);
-      } else {
-        backend_.abandon(request_, std::move(keep_));
-      }
-      request_ = MPI_REQUEST_NULL;
+      // A send or receive can be withdrawn; the group stays usable.
+      MPI_Cancel(&request_);
+      MPI_Wait(&request_, MPI_STATUS_IGNORE);
       done_ = true;
       keep_.reset();
       throw Error(tsr::detail::str("distributed: ", name_, " timed out after ", backend_.timeout().count(),
                                    " ms on rank ", backend_.rank(), " of ", backend_.size(),
                                    " (another rank did not join it)"));
     }
-    // Poll hard first (most operations finish in microseconds), then yield the core.
+    // Poll hard first (most transfers finish in microseconds), then yield the core.
     if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+
+inline void MpiCollectiveWork::wait() {
+  const auto polled = std::chrono::steady_clock::now() + kCollectivePoll;
+  while (!state_->done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < polled)
+    std::this_thread::yield();
+  std::unique_lock lock(state_->mutex);
+  if (!state_->finished.wait_until(lock, std::chrono::steady_clock::now() + backend_.timeout(),
+                                   [&] { return state_->done.load(); }))
+    throw Error(tsr::detail::str("distributed: ", name_, " timed out after ", backend_.timeout().count(),
+                                 " ms on rank ", backend_.rank(), " of ", backend_.size(),
+                                 " (another rank did not join it)"));
+  if (state_->error) std::rethrow_exception(state_->error);
 }
 
 }  // namespace tsr::distributed::detail
