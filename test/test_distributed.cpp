@@ -310,9 +310,17 @@ TEST_CASE("DistributedDataParallel: rank 0's parameters everywhere, gradients av
   CHECK(ddp.buckets() == std::vector<std::vector<std::size_t>>{{1, 0}});
 
   const auto [w, b] = averaged_gradients(m);
+  // One process on every rank's batch at once: the loss is a sum over the
+  // samples, so its gradient is world size times the average.
+  auto single = copy_of(m);
+  std::vector<Tensor<float>> batches;
+  for (int r = 0; r < world(); ++r) batches.push_back(batch(r));
+  loss(single, tsr::cat(batches, 0)).backward();
   loss(m, batch(rank())).backward();
-  CHECK(tsr::allclose(m->weight.as<float>().grad(), w, 1e-5, 1e-6));
-  CHECK(tsr::allclose(m->bias.as<float>().grad(), b, 1e-5, 1e-6));
+  CHECK(tsr::allclose(m->weight.as<float>().grad(), w, 1e-6, 1e-7));
+  CHECK(tsr::allclose(m->bias.as<float>().grad(), b, 1e-6, 1e-7));
+  CHECK(tsr::allclose(m->weight.as<float>().grad() * float(world()), single->weight.as<float>().grad(), 1e-6, 1e-7));
+  CHECK(tsr::allclose(m->bias.as<float>().grad() * float(world()), single->bias.as<float>().grad(), 1e-6, 1e-7));
 }
 
 TEST_CASE("DistributedDataParallel: no_sync accumulates locally, the next backward averages the sums") {
