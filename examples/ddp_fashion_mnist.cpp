@@ -9,8 +9,6 @@
 // (as root in a container add --allow-run-as-root). Rank 0 prints the
 // training loss averaged over the ranks and the test accuracy per epoch.
 // The ranks on one machine share its cores: each uses its share of them.
-#include <data/data.hpp>
-#include <data/mnist.hpp>
 #include <distributed/ddp.hpp>
 #include <optim/optim.hpp>
 
@@ -19,6 +17,8 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+
+#include "fashion_mnist_data.hpp"
 
 using namespace tsr;
 namespace dist = tsr::distributed;
@@ -29,7 +29,7 @@ struct Args {
   int epochs = 5;
   int64_t batch = 64;  // over all ranks together
   double lr = 0.01;
-  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::string data = fashion_mnist::kDefaultDir;
   uint64_t seed = 0;
 };
 
@@ -49,21 +49,6 @@ Args parse(int argc, char** argv) {
     else throw Error("ddp_fashion_mnist: unknown option " + flag + " (options: --epochs, --batch, --lr, --data, --seed)");
   }
   return a;
-}
-
-// Share of the test set the model classifies right (every rank scores the
-// whole test set: the replicas are identical).
-double accuracy(nn::Sequential& model, const std::shared_ptr<data::MNIST>& test) {
-  model->eval();
-  const NoGradGuard no_grad;
-  int64_t right = 0;
-  auto loader = data::make_data_loader(test, data::DataLoaderOptions(1000));
-  for (auto& [x, y] : loader) {
-    const Tensor<float> logits = model->forward(x);
-    right += sum(argmax(logits, 1) == y).item();
-  }
-  model->train();
-  return double(right) / double(test->size());
 }
 
 // The ranks running on this machine (MPI's shared-memory neighbours).
@@ -86,13 +71,9 @@ int main(int argc, char** argv) try {
   if (args.batch % world != 0) throw Error("ddp_fashion_mnist: --batch must be a multiple of the number of ranks");
   manual_seed(args.seed);  // DDP broadcasts rank 0's initial weights anyway
 
-  auto train = std::make_shared<data::MNIST>(args.data);
-  auto test = std::make_shared<data::MNIST>(args.data, data::MNIST::Mode::kTest);
-  train->normalize(0.2860, 0.3530);  // Fashion-MNIST's training-set mean and standard deviation
-  test->normalize(0.2860, 0.3530);
+  const auto [train, test] = fashion_mnist::load(args.data);
 
-  nn::parallel::DistributedDataParallel model(
-      nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10)));
+  nn::parallel::DistributedDataParallel model(fashion_mnist::mlp());
   optim::SGD optimizer(model.parameters(), optim::SGDOptions(args.lr).momentum(0.9));
   auto shard = std::make_shared<data::DistributedSampler>(train->size(), world, rank, true, args.seed);
   data::DataLoader<data::MNIST::sample_type> loader(train, shard, data::DataLoaderOptions(args.batch / world));
@@ -115,7 +96,7 @@ int main(int argc, char** argv) try {
     }
     dist::all_reduce(loss_sum, dist::ReduceOp::AVG);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double acc = accuracy(model.module(), test);
+    const double acc = fashion_mnist::accuracy(model.module(), test);
     if (rank == 0)
       std::printf("epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s\n", epoch, args.epochs,
                   loss_sum.item() / double(loader.size()), 100 * acc, seconds);

@@ -8,9 +8,6 @@
 //
 //   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch N] [--lr X]
 //                 [--workers N] [--data DIR] [--seed N] [--save PREFIX] [--compare]
-#include <data/data.hpp>
-#include <data/mnist.hpp>
-#include <nn/nn.hpp>
 #include <nn/serialize.hpp>
 #include <optim/optim.hpp>
 
@@ -23,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "fashion_mnist_data.hpp"
+
 using namespace tsr;
 
 namespace {
@@ -33,7 +32,7 @@ struct Args {
   int64_t batch = 64;
   double lr = 0.01;
   int64_t workers = 2;
-  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::string data = fashion_mnist::kDefaultDir;
   uint64_t seed = 0;
   std::string save;  // "": fashion_mnist_<model>
   bool compare = false;
@@ -71,24 +70,10 @@ Args parse(int argc, char** argv) {
 }
 
 nn::Sequential make_model(const std::string& kind) {
-  if (kind == "mlp") return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
+  if (kind == "mlp") return fashion_mnist::mlp();
   return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 16, 5).padding(2)), nn::ReLU(), nn::MaxPool2d(2),
                         nn::Conv2d(nn::Conv2dOptions(16, 32, 5).padding(2)), nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(),
                         nn::Linear(1568, 10));
-}
-
-// Share of the test set the model classifies right.
-double accuracy(nn::Sequential& model, const std::shared_ptr<data::MNIST>& test) {
-  model->eval();
-  const NoGradGuard no_grad;
-  int64_t right = 0;
-  auto loader = data::make_data_loader(test, data::DataLoaderOptions(1000));
-  for (auto& [x, y] : loader) {
-    const Tensor<float> logits = model->forward(x);
-    right += sum(argmax(logits, 1) == y).item();
-  }
-  model->train();
-  return double(right) / double(test->size());
 }
 
 // One line, redrawn in place on a terminal.
@@ -135,10 +120,7 @@ int main(int argc, char** argv) try {
   const bool terminal = isatty(STDOUT_FILENO) != 0;
   manual_seed(args.seed);
 
-  auto train = std::make_shared<data::MNIST>(args.data);
-  auto test = std::make_shared<data::MNIST>(args.data, data::MNIST::Mode::kTest);
-  train->normalize(0.2860, 0.3530);  // Fashion-MNIST's training-set mean and standard deviation
-  test->normalize(0.2860, 0.3530);
+  const auto [train, test] = fashion_mnist::load(args.data);
 
   nn::Sequential model = make_model(args.model);
   optim::SGD optimizer(model->parameters(), optim::SGDOptions(args.lr).momentum(0.9));
@@ -170,7 +152,7 @@ int main(int argc, char** argv) try {
       if (!terminal) ++batch;
     }
     const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-    const double acc = accuracy(model, test);
+    const double acc = fashion_mnist::accuracy(model, test);
     if (terminal) std::printf("\r\033[K");
     std::printf("epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.1f s (%.0f samples/s)\n", epoch, args.epochs,
                 loss_sum / double(batch), 100 * acc, seconds, double(seen) / seconds);

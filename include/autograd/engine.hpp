@@ -165,14 +165,17 @@ inline void run_backward(const std::vector<std::pair<std::shared_ptr<Node>, Grad
       if (i < out.size() && out[i]) entry.inbox = entry.inbox ? next->add(entry.inbox, out[i]) : std::move(out[i]);
       if (--entry.pending == 0) ready.push_back(next);
     }
-    // (In place and stable; a node has a handful of inputs.)
-    auto end = ready.end();
-    for (auto it = ready.begin() + std::ptrdiff_t(first_new); it != end;) {
-      if ((*it)->accumulates_into()) {
-        std::rotate(it, it + 1, ready.end());
-        --end;
-      } else {
-        ++it;
+    // (In place and stable; a node has a handful of inputs. One new ready
+    // node, a chain's usual case, has nothing to reorder.)
+    if (ready.size() - first_new > 1) {
+      auto end = ready.end();
+      for (auto it = ready.begin() + std::ptrdiff_t(first_new); it != end;) {
+        if ((*it)->accumulates_into()) {
+          std::rotate(it, it + 1, ready.end());
+          --end;
+        } else {
+          ++it;
+        }
       }
     }
   }

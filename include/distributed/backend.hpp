@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../dtype.hpp"
+#include "../errors.hpp"
 #include "../half.hpp"
 #include "work.hpp"
 
@@ -32,6 +33,15 @@ constexpr Element element_of() {
   else if constexpr (std::is_same_v<T, int64_t>) return Element::Int64;
   else if constexpr (std::is_same_v<T, bool>) return Element::Bool;
   else static_assert(!sizeof(T), "not a tessera element type");
+}
+
+// What waiting for an operation longer than its group's timeout throws
+// (every backend's Work says it the same way; `consequence` may add what
+// became of the group).
+inline Error timed_out(const char* operation, std::chrono::milliseconds timeout, int rank, int size,
+                       const char* consequence = "") {
+  return Error(tsr::detail::str("distributed: ", operation, " timed out after ", timeout.count(), " ms on rank ", rank,
+                                " of ", size, " (another rank did not join it)", consequence));
 }
 
 // One group's communication. Every call starts the operation and returns

@@ -20,11 +20,11 @@
 //
 // Include <distributed/ddp.hpp> (it includes nn and the collectives).
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "../nn/nn.hpp"
@@ -77,23 +77,22 @@ struct DdpState {
   // The parameters the graph behind `output` accumulates into.
   void find_used(const std::shared_ptr<autograd::Node>& output) {
     used = tsr::zeros<int32_t>({int64_t(params.size())});
-    std::vector<const TensorImpl*> reached;
-    std::vector<const autograd::Node*> seen;
+    // Sets, not lists: the walk runs after every forward, over graphs of
+    // thousands of nodes.
+    std::unordered_set<const TensorImpl*> reached;
+    std::unordered_set<const autograd::Node*> seen;
     std::vector<const autograd::Node*> stack;
     if (output) stack.push_back(output.get());
     while (!stack.empty()) {
       const autograd::Node* n = stack.back();
       stack.pop_back();
-      if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
-      seen.push_back(n);
-      if (const TensorImpl* leaf = n->accumulates_into()) reached.push_back(leaf);
+      if (!seen.insert(n).second) continue;
+      if (const TensorImpl* leaf = n->accumulates_into()) reached.insert(leaf);
       for (const auto& next : n->next)
         if (next) stack.push_back(next.get());
     }
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      const TensorImpl* impl = params[i].visit([](const auto& t) { return t.impl_ptr().get(); });
-      used(int64_t(i)) = std::find(reached.begin(), reached.end(), impl) != reached.end();
-    }
+    for (std::size_t i = 0; i < params.size(); ++i)
+      used(int64_t(i)) = reached.contains(params[i].visit([](const auto& t) { return t.impl_ptr().get(); }));
   }
 
   // A parameter's gradient has been accumulated.

@@ -85,17 +85,17 @@ class FlatParameter {
 template <class T>
 class TypedFlatParameter final : public FlatParameter, public std::enable_shared_from_this<TypedFlatParameter<T>> {
  public:
-  // params: the block's parameters (every one a T); shard: the slot the
-  // wrapper registered, filled here.
+  // params: the block's parameters (every one a T).
   TypedFlatParameter(std::vector<Tensor<T>> params, distributed::ProcessGroup* group)
       : params_(std::move(params)), group_(group) {
     distributed::ProcessGroup& g = distributed::detail::group_or_world(group_);
     tsr::detail::check(g.is_member(), "FullyShardedDataParallel: this process is not a member of the process group");
+    int64_t total = 0;
     for (const Tensor<T>& p : params_) {
-      offsets_.push_back(total_);
-      total_ += p.numel();
+      offsets_.push_back(total);
+      total += p.numel();
     }
-    shard_size_ = (total_ + g.size() - 1) / g.size();
+    shard_size_ = (total + g.size() - 1) / g.size();
     rank_ = g.rank();
     world_ = g.size();
   }
@@ -188,7 +188,7 @@ class TypedFlatParameter final : public FlatParameter, public std::enable_shared
 
   std::vector<Tensor<T>> params_;
   std::vector<int64_t> offsets_;
-  int64_t total_ = 0, shard_size_ = 0;
+  int64_t shard_size_ = 0;
   int rank_ = 0, world_ = 1;
   Tensor<T> flat_;   // world_ * shard_size_ elements; 0 bytes while sharded
   Tensor<T> shard_;  // this rank's elements [rank * shard_size, (rank + 1) * shard_size)

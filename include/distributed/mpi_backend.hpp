@@ -460,9 +460,7 @@ inline void MpiWork::wait() {
       MPI_Wait(&request_, MPI_STATUS_IGNORE);
       done_ = true;
       keep_.reset();
-      throw Error(tsr::detail::str("distributed: ", name_, " timed out after ", backend_.timeout().count(),
-                                   " ms on rank ", backend_.rank(), " of ", backend_.size(),
-                                   " (another rank did not join it)"));
+      throw timed_out(name_, backend_.timeout(), backend_.rank(), backend_.size());
     }
     // Poll hard first (most transfers finish in microseconds), then yield the core.
     if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -476,9 +474,7 @@ inline void MpiCollectiveWork::wait() {
   std::unique_lock lock(state_->mutex);
   if (!state_->finished.wait_until(lock, std::chrono::steady_clock::now() + backend_.timeout(),
                                    [&] { return state_->done.load(); }))
-    throw Error(tsr::detail::str("distributed: ", name_, " timed out after ", backend_.timeout().count(),
-                                 " ms on rank ", backend_.rank(), " of ", backend_.size(),
-                                 " (another rank did not join it)"));
+    throw timed_out(name_, backend_.timeout(), backend_.rank(), backend_.size());
   if (state_->error) std::rethrow_exception(state_->error);
 }
 

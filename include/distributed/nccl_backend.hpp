@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "../cuda/cuda_memory.hpp"
 #include "../errors.hpp"
 #include "backend.hpp"
 #include "mpi_backend.hpp"
@@ -32,12 +33,8 @@ inline void check_nccl(ncclResult_t status, const char* call) {
     return;
   throw Error(tsr::detail::str("NCCL error from ", call, ": ", ncclGetErrorString(status)));
 }
-inline void check_cuda_call(cudaError_t status, const char* call) {
-  if (status == cudaSuccess) [[likely]]
-    return;
-  throw Error(tsr::detail::str("CUDA error from ", call, ": ", cudaGetErrorName(status), " (",
-                               cudaGetErrorString(status), ")"));
-}
+// CUDA calls are checked as everywhere else (cuda/cuda_memory.hpp).
+using tsr::detail::cuda::check_cuda;
 
 class NcclBackend;
 
@@ -45,20 +42,20 @@ class NcclWork final : public Work {
  public:
   NcclWork(NcclBackend& backend, const char* name, std::shared_ptr<const void> keep)
       : backend_(backend), name_(name), keep_(std::move(keep)) {
-    check_cuda_call(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   }
   NcclWork(const NcclWork&) = delete;
   NcclWork& operator=(const NcclWork&) = delete;
   ~NcclWork() override { cudaEventDestroy(event_); }
 
   // Marks the end of the operation on the stream.
-  void record(cudaStream_t stream) { check_cuda_call(cudaEventRecord(event_, stream), "cudaEventRecord"); }
+  void record(cudaStream_t stream) { check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord"); }
 
   bool is_completed() override {
     if (done_) return true;
     const cudaError_t status = cudaEventQuery(event_);
     if (status == cudaErrorNotReady) return false;
-    check_cuda_call(status, "cudaEventQuery");
+    check_cuda(status, "cudaEventQuery");
     done_ = true;
     keep_.reset();
     return true;
@@ -80,7 +77,7 @@ class NcclBackend final : public Backend {
   NcclBackend(ncclComm_t comm, std::chrono::milliseconds timeout) : comm_(comm), timeout_(timeout) {
     check_nccl(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check_nccl(ncclCommCount(comm_, &size_), "ncclCommCount");
-    check_cuda_call(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   }
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
@@ -165,7 +162,7 @@ class NcclBackend final : public Backend {
   }
   // An all-reduce of one word in device memory: every rank must enter it.
   std::shared_ptr<Work> barrier() override {
-    if (!barrier_word_) check_cuda_call(cudaMalloc(&barrier_word_, sizeof(float)), "cudaMalloc");
+    if (!barrier_word_) check_cuda(cudaMalloc(&barrier_word_, sizeof(float)), "cudaMalloc");
     return all_reduce(barrier_word_, 1, Element::Float32, ReduceOp::SUM, nullptr);
   }
   std::shared_ptr<Work> send(const void* data, int64_t count, Element e, int dst, int tag,
@@ -291,9 +288,8 @@ inline void NcclWork::wait() {
       // NCCL cannot withdraw an operation: the communicator is unusable.
       backend_.mark_aborted();
       done_ = true;
-      throw Error(tsr::detail::str("distributed: ", name_, " timed out after ", backend_.timeout().count(),
-                                   " ms on rank ", backend_.rank(), " of ", backend_.size(),
-                                   " (another rank did not join it); the NCCL communicator is aborted"));
+      throw timed_out(name_, backend_.timeout(), backend_.rank(), backend_.size(),
+                      "; the NCCL communicator is aborted");
     }
     if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
