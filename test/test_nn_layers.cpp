@@ -38,8 +38,9 @@ TEST_CASE("im2col and col2im follow their definitions") {
     const Tensor<double> x = randn<double>({n, k.c, k.h, k.w});
     const Tensor<double> y = randn<double>({rows, cols});
     // The definition: entry (c kh + i) kw + j, b oh ow + oy ow + ox reads
-    // x[b, c, oy sh - top + i dh, ox sw - left + j dw], or 0 outside.
-    auto expected = zeros<double>({rows, cols});
+    // x[b, c, oy sh - top + i dh, ox sw - left + j dw], or the fill (-1
+    // here; max pooling's is -inf) outside.
+    auto expected = full<double>({rows, cols}, -1.0);
     auto adjoint = zeros<double>({n, k.c, k.h, k.w});
     for (int64_t b = 0; b < n; ++b)
       for (int64_t c = 0; c < k.c; ++c)
@@ -53,11 +54,11 @@ TEST_CASE("im2col and col2im follow their definitions") {
                 expected.data_ptr()[r * cols + l] = x.data_ptr()[((b * k.c + c) * k.h + yy) * k.w + xx];
                 adjoint.data_ptr()[((b * k.c + c) * k.h + yy) * k.w + xx] += y.data_ptr()[r * cols + l];
               }
-    CHECK(bitwise_equal(detail::im2col(x, g, 0.0), expected));
+    CHECK(bitwise_equal(detail::im2col(x, g, -1.0), expected));
     check_close(detail::col2im(y, g, k.c), adjoint, 1e-14, 1e-14, "col2im, double");
-    // float rows take the masked AVX-512 paths where the CPU has them
+    // float rows: twice as many lanes a vector (and AVX-512's masked adjoint)
     const Tensor<float> xf = x.to<float>(), yf = y.to<float>();
-    CHECK(bitwise_equal(detail::im2col(xf, g, 0.f), expected.to<float>()));
+    CHECK(bitwise_equal(detail::im2col(xf, g, -1.f), expected.to<float>()));
     check_close(detail::col2im(yf, g, k.c), adjoint.to<float>(), 1e-5, 1e-5, "col2im, float");
     CHECK(sum(detail::im2col(x, g, 0.0) * y).item() == doctest::Approx(sum(x * detail::col2im(y, g, k.c)).item()));
   }

@@ -1,15 +1,12 @@
-// The output rows of a stride-1 window tap: the inner loops of the patch
-// matrix (im2col) and of its adjoint (col2im).
+// The inner loop of the patch matrix's adjoint (col2im) for a stride-1
+// window tap: each output row's entries summed back into part of an input
+// row.
 //
-// A tap's row of the patch matrix is, for each output row, a copy of part
-// of an input row with the padding's fill on either side. With the small
-// images of a CNN those pieces are shorter than one AVX-512 register (14
-// floats for a 14 x 14 map), so copying them piece by piece runs scalar
-// code and pays a loop's overhead for every few elements. On AVX-512 a
-// whole output row is a few masked loads and stores instead: the mask
-// selects the part inside the input, and masked-off lanes are neither read
-// nor written, so they need not lie inside any allocation. Other
-// instruction sets copy the pieces.
+// With the small images of a CNN those parts are shorter than one AVX-512
+// register (14 floats for a 14 x 14 map), so adding them piece by piece
+// runs scalar code and pays a loop's overhead for every few elements. On
+// AVX-512 a whole row is a few masked loads and stores instead: the mask
+// selects the part inside the input. Other instruction sets add the pieces.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -27,41 +24,9 @@ namespace tsr::detail {
   const auto below = [](int64_t n) { return n <= 0 ? 0u : n >= 16 ? 0xffffu : (1u << n) - 1u; };
   return static_cast<__mmask16>(below(hi) & ~below(lo));
 }
-// base + offset as an address only: a masked load may start before the
-// buffer (at a row's left padding) as long as those lanes are masked off,
-// and pointer arithmetic outside an array would be undefined.
-[[gnu::always_inline]] inline const float* lane_address(const float* base, int64_t offset) {
-  return reinterpret_cast<const float*>(reinterpret_cast<std::uintptr_t>(base) +
-                                        static_cast<std::uintptr_t>(offset) * sizeof(float));
-}
 #endif
 
-// For each of `rows` output rows r: dst[r n + k] for k in [0, n) is
-// base[at + r step + k] where lo <= k < hi, fill elsewhere. Only those
-// elements of base are read.
-template <class T>
-inline void copy_window_rows(T* dst, const T* base, int64_t at, int64_t step, int64_t rows, int64_t n, int64_t lo,
-                             int64_t hi, T fill) {
-#if defined(__AVX512F__)
-  if constexpr (std::is_same_v<T, float>) {
-    const __m512 f = _mm512_set1_ps(fill);
-    for (int64_t k = 0; k < n; k += 16) {  // 16 columns of every row at a time: one mask pair for all rows
-      const __mmask16 store = lanes_between(0, n - k), load = store & lanes_between(lo - k, hi - k);
-      for (int64_t r = 0; r < rows; ++r)
-        _mm512_mask_storeu_ps(dst + (r * n + k), store, _mm512_mask_loadu_ps(f, load, lane_address(base, at + r * step + k)));
-    }
-    return;
-  }
-#endif
-  for (int64_t r = 0; r < rows; ++r, dst += n, at += step) {
-    std::fill(dst, dst + lo, fill);
-    // at + lo lies in the buffer only when the range is not empty (at itself may lie before it)
-    if (hi > lo) std::copy(base + (at + lo), base + (at + hi), dst + lo);
-    std::fill(dst + hi, dst + n, fill);
-  }
-}
-
-// The adjoint, over `planes` planes at once: for each row r and plane c,
+// Over `planes` planes at once: for each row r and plane c,
 // base[at + c plane + r step + k] += src[c src_plane + r n + k] for k in
 // [lo, hi).
 template <class T>
