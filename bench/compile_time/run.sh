@@ -4,8 +4,12 @@
 # translation unit) and prints the CPU seconds (user + system, the minimum of
 # RUNS compiles) and the peak memory of the compiler, with the ratio to
 # Eigen's hello world compiled the same way. Each program is compiled
-# header-only, and against the precompiled core (-DTSR_PRECOMPILED, with
-# src/tessera_core.cpp compiled once first; its own cost is printed too).
+# header-only; against the precompiled core (-DTSR_PRECOMPILED, with
+# src/tessera_core.cpp compiled once first; its own cost is printed too);
+# and against the core with tessera.hpp as a precompiled header (GCC's .gch,
+# built once with the same flags; its cost is printed too), the fastest
+# edit-compile loop a build system gives (CMake's target_precompile_headers,
+# Meson's cpp_pch).
 #
 # Usage: bench/compile_time/run.sh [RUNS]     (default 3)
 #   CXX, CXXFLAGS: the compiler and flags (default g++, -O2 -march=native)
@@ -45,18 +49,29 @@ if [ -f /usr/include/eigen3/Eigen/Dense ]; then
 fi
 ratio() { [ -n "$reference" ] && awk -v a="$1" -v b="$reference" 'BEGIN { printf "%.2f", a / b }' || echo "-"; }
 
-line() { printf "%-26s %9s %9s %9s   %9s %9s %9s\n" "$@"; }
-line "" "header-" "only" "" "precom-" "piled" ""
-line program "CPU s" "peak MB" "x Eigen" "CPU s" "peak MB" "x Eigen"
-[ -n "$reference" ] && line "eigen_hello (reference)" "$reference" "$reference_mem" "1.00" "" "" ""
+line() { printf "%-26s %9s %9s %9s   %9s %9s %9s   %9s %9s %9s\n" "$@"; }
+line "" "header-" "only" "" "precom-" "piled" "" "core +" "precomp." "header"
+line program "CPU s" "peak MB" "x Eigen" "CPU s" "peak MB" "x Eigen" "CPU s" "peak MB" "x Eigen"
+[ -n "$reference" ] && line "eigen_hello (reference)" "$reference" "$reference_mem" "1.00" "" "" "" "" "" ""
 if [ -f /usr/include/xtensor/xarray.hpp ]; then
   read -r s m < <(measure "$here/xtensor_hello.cpp")
-  line "xtensor_hello (reference)" "$s" "$m" "$(ratio "$s")" "" "" ""
+  line "xtensor_hello (reference)" "$s" "$m" "$(ratio "$s")" "" "" "" "" "" ""
 fi
 read -r s m < <(measure "$root/src/tessera_core.cpp")
-line "tessera_core (once)" "" "" "" "$s" "$m" "$(ratio "$s")"
+line "tessera_core (once)" "" "" "" "$s" "$m" "$(ratio "$s")" "" "" ""
+# The precompiled header: GCC reads pch/tessera_pch.hpp.gch in place of
+# pch/tessera_pch.hpp (force-included first) when the flags match, and
+# -Winvalid-pch says when they do not.
+mkdir -p "$work/pch"
+printf '#include <tessera.hpp>\n' > "$work/pch/tessera_pch.hpp"
+read -r s m < <(measure "$work/pch/tessera_pch.hpp" -x c++-header -I"$root/include" -DTSR_PRECOMPILED)
+"$cxx" -std=c++20 "${flags[@]}" -x c++-header -I"$root/include" -DTSR_PRECOMPILED "$work/pch/tessera_pch.hpp" \
+  -o "$work/pch/tessera_pch.hpp.gch"
+line "precompiled header (once)" "" "" "" "" "" "" "$s" "$m" "$(ratio "$s")"
 for prog in hello stencil fit mlp; do
   read -r s m < <(measure "$here/$prog.cpp" -I"$root/include")
   read -r ps pm < <(measure "$here/$prog.cpp" -I"$root/include" -DTSR_PRECOMPILED)
-  line "$prog" "$s" "$m" "$(ratio "$s")" "$ps" "$pm" "$(ratio "$ps")"
+  read -r hs hm < <(measure "$here/$prog.cpp" -I"$work/pch" -include tessera_pch.hpp -Winvalid-pch -Werror=invalid-pch \
+                      -I"$root/include" -DTSR_PRECOMPILED)
+  line "$prog" "$s" "$m" "$(ratio "$s")" "$ps" "$pm" "$(ratio "$ps")" "$hs" "$hm" "$(ratio "$hs")"
 done
