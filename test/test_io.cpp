@@ -474,6 +474,13 @@ TEST_CASE("a write killed midway leaves the previous file intact") {
   // The child rewrites the file without end, with tensors made before the
   // fork.
   const std::vector<Tensor<float>> versions = {full<float>({n}, 2.f), full<float>({n}, 3.f)};
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  // Whether a file in dir starts with `prefix`.
+  const auto exists_with_prefix = [&](const std::string& prefix) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().string().rfind(prefix, 0) == 0) return true;
+    return false;
+  };
   for (int attempt = 0; attempt < 4; ++attempt) {
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
@@ -482,7 +489,14 @@ TEST_CASE("a write killed midway leaves the previous file intact") {
       const detail::ThreadPool::SerialScope serial;
       for (int k = 0;; ++k) io::save_pt(path, io::tensor_dict_value({{"w", versions[k % 2]}}));
     }
-    ::usleep(static_cast<useconds_t>(30000 + 17000 * attempt));
+    // Killed once the child is writing (its first temporary file, named
+    // after its pid, exists), a little later at each attempt: how long the
+    // child takes to get there depends on the machine (under a sanitizer,
+    // the 30 to 81 ms after the fork that this test used to wait could all
+    // pass before the first save began).
+    const std::string child_tmp = path + ".tmp-" + std::to_string(child) + "-";
+    for (int waited_ms = 0; waited_ms < 10000 && !exists_with_prefix(child_tmp); ++waited_ms) ::usleep(1000);
+    ::usleep(static_cast<useconds_t>(3000 * attempt));
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
@@ -496,7 +510,6 @@ TEST_CASE("a write killed midway leaves the previous file intact") {
   }
   // The killed writers' temporary files are all that is left over: the
   // kills landed inside saves (a save is nearly all of the child's time).
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   int leftovers = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().string().rfind(path + ".tmp-", 0) == 0) ++leftovers, std::filesystem::remove(entry.path());
