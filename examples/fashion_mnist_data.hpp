@@ -20,8 +20,9 @@ struct Data {
 inline Data load(const std::string& dir) {
   Data d{std::make_shared<tsr::data::MNIST>(dir),
          std::make_shared<tsr::data::MNIST>(dir, tsr::data::MNIST::Mode::kTest)};
-  d.train->normalize(0.2860, 0.3530);  // the training set's mean and standard deviation
-  d.test->normalize(0.2860, 0.3530);
+  constexpr double mean = 0.2860, stddev = 0.3530;  // the training set's (fashion_mnist.py uses the same)
+  d.train->normalize(mean, stddev);
+  d.test->normalize(mean, stddev);
   return d;
 }
 
