@@ -95,71 +95,59 @@ void for_each_window_tap(const Window2d& g, F&& f) {
   }
 }
 
-// Copies `rows` rows of n elements, src_stride apart, into dst, where they
-// lie back to back. Whole vectors: the lanes a row's last vector carries
-// past its end land in the rows after it, which are written later, and are
-// read from src past its row, which the caller keeps readable (a slack of
-// one vector). Nothing after dst's last row is written: where a vector
-// would reach past it, single elements finish the row.
+// Copies `rows` rows of n elements into dst, where they lie back to back:
+// row r's element k is src[r src_stride + k src_step]. With src_step 1,
+// whole vectors: the lanes a row's last vector carries past its end land in
+// the rows after it, which are written later, and are read from src past
+// its row, which the caller keeps readable (a slack of one vector). Nothing
+// after dst's last row is written: where a vector would reach past it,
+// single elements finish the row.
 template <class T>
-void copy_rows(const T* src, int64_t src_stride, int64_t rows, int64_t n, T* dst) {
+void copy_rows(const T* src, int64_t src_stride, int64_t src_step, int64_t rows, int64_t n, T* dst) {
   for (int64_t r = 0; r < rows; ++r, src += src_stride, dst += n) {
     int64_t k = 0;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       using B = xsimd::batch<T>;
       const int64_t room = (rows - r) * n;  // from this row's start to the end of dst's rows
-      for (; k < n && k + int64_t(B::size) <= room; k += B::size) B::load_unaligned(src + k).store_unaligned(dst + k);
+      if (src_step == 1)
+        for (; k < n && k + int64_t(B::size) <= room; k += B::size) B::load_unaligned(src + k).store_unaligned(dst + k);
     }
-    for (; k < n; ++k) dst[k] = src[k];
+    for (; k < n; ++k) dst[k] = src[k * src_step];
   }
 }
 
 // One image's patch matrix: src (C, H, W) -> rows of dst, `width` apart.
-// With a stride of 1 along W, each channel's plane is first laid out with
-// its padding written (the fill) in a per-thread buffer: every window row
-// is then a plain copy of ow elements of it, a vector or two for a 14 x 14
-// map, with no bounds to test. Copying only each row's part inside the
-// input (with the fill around it) took twice as long on AVX2 when done
-// element by element, and as long with masked loads. Other strides gather
-// element by element.
+// Each channel's plane is first laid out with its padding written (the
+// fill) in a per-thread buffer: every window row is then a copy of ow
+// elements of it with no bounds to test, and with a stride of 1 along W a
+// plain vector copy (a vector or two for a 14 x 14 map). Copying only each
+// row's part inside the input, with the fill around it, took twice as long
+// on AVX2 when done element by element, and as long with masked loads.
 template <class T>
 void im2col_image(const T* src, const Window2d& g, int64_t channels, T fill, T* dst, int64_t width) {
   const int64_t ow = g.ow, taps = g.kh * g.kw, plane = g.h * g.w;
   if (g.oh <= 0 || ow <= 0) return;
-  if (g.sw == 1) {
-    // Padded rows y hold input row y - top; padded columns x input column x - left.
-    const int64_t ph = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, pw = ow + (g.kw - 1) * g.dw;
-    constexpr int64_t kSlack = 64;  // at least one vector: copy_rows may read past a row
-    thread_local std::vector<T> buffer;
-    buffer.assign(ph * pw + kSlack, fill);
-    T* const padded = buffer.data();
-    const int64_t x0 = std::min(g.left, pw), x1 = std::clamp<int64_t>(g.w + g.left, x0, pw);
-    const int64_t y0 = std::min(g.top, ph), y1 = std::clamp<int64_t>(g.h + g.top, y0, ph);
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t y = y0; y < y1; ++y)
-        std::copy(src + c * plane + (y - g.top) * g.w + (x0 - g.left), src + c * plane + (y - g.top) * g.w + (x1 - g.left),
-                  padded + y * pw + x0);
-      for (int64_t i = 0; i < g.kh; ++i)
-        for (int64_t j = 0; j < g.kw; ++j)
-          copy_rows(padded + i * g.dh * pw + j * g.dw, g.sh * pw, g.oh, ow, dst + (c * taps + i * g.kw + j) * width);
+  // Padded rows y hold input row y - top; padded columns x input column x - left.
+  const int64_t ph = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, pw = (ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  constexpr int64_t kSlack = 64;  // at least one vector: copy_rows may read past a row
+  thread_local std::vector<T> buffer;
+  buffer.assign(ph * pw + kSlack, fill);
+  T* const padded = buffer.data();
+  // The input's part of the padded plane: [y0, y1) x [x0, x1), where y0 =
+  // top and x0 = left unless it is empty.
+  const int64_t x0 = std::min(g.left, pw), x1 = std::clamp<int64_t>(g.w + g.left, x0, pw);
+  const int64_t y0 = std::min(g.top, ph), y1 = std::clamp<int64_t>(g.h + g.top, y0, ph);
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t y = y0; y < y1 && x0 < x1; ++y) {
+      const T* const row = src + c * plane + (y - g.top) * g.w;
+      std::copy(row + (x0 - g.left), row + (x1 - g.left), padded + y * pw + x0);
     }
-    return;
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j)
+        copy_rows(padded + i * g.dh * pw + j * g.dw, g.sh * pw, g.sw, g.oh, ow, dst + (c * taps + i * g.kw + j) * width);
   }
-  const int64_t step = g.sh * g.w;
-  for_each_window_tap(g, [&](int64_t tap, int64_t oy0, int64_t oy1, int64_t at, int64_t lo, int64_t hi) {
-    for (int64_t c = 0; c < channels; ++c) {
-      T* o = dst + (c * taps + tap) * width;
-      std::fill(o, o + oy0 * ow, fill);
-      for (int64_t oy = oy0, a = c * plane + at; oy < oy1; ++oy, a += step) {
-        T* p = o + oy * ow;
-        std::fill(p, p + lo, fill);
-        for (int64_t k = lo; k < hi; ++k) p[k] = src[a + k * g.sw];
-        std::fill(p + hi, p + ow, fill);
-      }
-      std::fill(o + oy1 * ow, o + g.oh * ow, fill);
-    }
-  });
 }
+
 // Its adjoint: src's rows (`width` apart) summed into one image dst (C, H, W).
 template <class T>
 void col2im_image(const T* src, int64_t width, const Window2d& g, int64_t channels, T* dst) {
