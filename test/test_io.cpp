@@ -474,12 +474,12 @@ TEST_CASE("a write killed midway leaves the previous file intact") {
   // The child rewrites the file without end, with tensors made before the
   // fork.
   const std::vector<Tensor<float>> versions = {full<float>({n}, 2.f), full<float>({n}, 3.f)};
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  // Whether a file in dir starts with `prefix`.
-  const auto exists_with_prefix = [&](const std::string& prefix) {
+  // The files of path's folder whose names start with `prefix`.
+  const auto files_starting = [dir = std::filesystem::path(path).parent_path()](const std::string& prefix) {
+    std::vector<std::filesystem::path> found;
     for (const auto& entry : std::filesystem::directory_iterator(dir))
-      if (entry.path().string().rfind(prefix, 0) == 0) return true;
-    return false;
+      if (entry.path().string().rfind(prefix, 0) == 0) found.push_back(entry.path());
+    return found;
   };
   for (int attempt = 0; attempt < 4; ++attempt) {
     const pid_t child = ::fork();
@@ -495,7 +495,7 @@ TEST_CASE("a write killed midway leaves the previous file intact") {
     // the 30 to 81 ms after the fork that this test used to wait could all
     // pass before the first save began).
     const std::string child_tmp = path + ".tmp-" + std::to_string(child) + "-";
-    for (int waited_ms = 0; waited_ms < 10000 && !exists_with_prefix(child_tmp); ++waited_ms) ::usleep(1000);
+    for (int waited_ms = 0; waited_ms < 10000 && files_starting(child_tmp).empty(); ++waited_ms) ::usleep(1000);
     ::usleep(static_cast<useconds_t>(3000 * attempt));
     ::kill(child, SIGKILL);
     int status = 0;
@@ -510,9 +510,8 @@ TEST_CASE("a write killed midway leaves the previous file intact") {
   }
   // The killed writers' temporary files are all that is left over: the
   // kills landed inside saves (a save is nearly all of the child's time).
-  int leftovers = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().string().rfind(path + ".tmp-", 0) == 0) ++leftovers, std::filesystem::remove(entry.path());
-  CHECK(leftovers >= 1);
+  const std::vector<std::filesystem::path> leftovers = files_starting(path + ".tmp-");
+  for (const auto& file : leftovers) std::filesystem::remove(file);
+  CHECK(leftovers.size() >= 1);
   std::remove(path.c_str());
 }
