@@ -1,5 +1,7 @@
 // Where a tensor's memory lives: the CPU or a CUDA device.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -20,20 +22,40 @@ struct Device {
 };
 
 inline constexpr Device kCPU{};
-inline Device cuda(int index = 0) {
-  detail::check(index >= 0, "Device index must not be negative");
-  return Device{Device::Type::CUDA, index};
-}
 
-namespace detail {
-// The CPU build cannot create CUDA tensors; say so as PyTorch does.
-// (The message is built only on failure: check() would evaluate d.str()
-// on every storage allocation.)
-inline void check_device_supported(Device d) {
-  if (!d.is_cpu()) [[unlikely]]
-    fail<Error>("Torch not compiled with CUDA enabled (tessera: this translation unit was not compiled by nvcc "
-                "with the CUDA backend; requested device ", d.str(), ")");
+// `tsr::cuda(0)` names CUDA device 0, and `tsr::cuda::` holds what
+// `torch.cuda` holds (availability, the caching allocator's statistics,
+// synchronization). A type rather than a function and a namespace, which
+// could not share the name: a cuda is a Device, so it goes wherever one
+// does.
+//
+// The functions work in any translation unit of a program that has the
+// CUDA backend (one translation unit compiled by nvcc, or the emulated
+// build); in a program without it they throw "Torch not compiled with CUDA
+// enabled", as a CPU-only PyTorch does, except is_available() (false) and
+// device_count() (0). They are defined in detail/device_backend.hpp.
+struct cuda : Device {
+  cuda(int index = 0);  // NOLINT: implicit, `Device d = tsr::cuda(1);`
+
+  static bool is_available();
+  static int device_count();
+  // Waits until every device's queued work has finished.
+  static void synchronize();
+  // Bytes held by tensors on a device now, and the most since the start or
+  // the last reset_peak_memory_stats(); bytes the allocator holds from the
+  // device (in use or cached).
+  static std::size_t memory_allocated(int device = 0);
+  static std::size_t max_memory_allocated(int device = 0);
+  static std::size_t memory_reserved(int device = 0);
+  static void reset_peak_memory_stats(int device = 0);
+  // Gives cached device memory that no tensor uses back to the device.
+  static void empty_cache();
+  // torch.cuda.memory_summary's table for a device.
+  static std::string memory_summary(int device = 0);
+};
+
+inline cuda::cuda(int index) : Device{Device::Type::CUDA, index} {
+  detail::check(index >= 0, "Device index must not be negative");
 }
-}  // namespace detail
 
 }  // namespace tsr

@@ -172,6 +172,7 @@ struct ReprInfo {
   bool is_float;       // an empty float32 tensor prints no dtype either
   std::string grad_fn;
   bool requires_grad;
+  std::string device = {};  // empty for the CPU, else printed as device='cuda:0'
 };
 
 // "tensor(...)" around the body (or "[]"), with the size, dtype and
@@ -182,6 +183,7 @@ inline std::string tensor_repr_of(const Shape& sizes, const FormattedElements& f
   const auto indent = static_cast<int64_t>(prefix.size());
   const int64_t numel = numel_of(sizes);
   std::vector<std::string> suffixes;
+  if (!info.device.empty()) suffixes.push_back("device='" + info.device + "'");
   std::string body;
   if (numel == 0) {
     if (sizes.size() != 1) {
@@ -203,7 +205,15 @@ inline std::string tensor_repr_of(const Shape& sizes, const FormattedElements& f
 }
 
 template <class T>
-std::string tensor_repr(const Tensor<T>& t, const PrintOptions& opt = {}) {
+ReprInfo repr_info(const Tensor<T>& t, std::string device) {
+  constexpr bool default_dtype = std::is_same_v<T, float> || std::is_same_v<T, int64_t> || std::is_same_v<T, bool>;
+  return {dtype_name<T>(), default_dtype, std::is_same_v<T, float>, t.grad_fn_name(), t.requires_grad(),
+          std::move(device)};
+}
+
+// The printed elements of a tensor on the CPU.
+template <class T>
+FormattedElements format_elements(const Tensor<T>& t, const PrintOptions& opt) {
   FormattedElements f;
   if (t.numel() > 0) {
     std::vector<int64_t> offsets;
@@ -224,9 +234,19 @@ std::string tensor_repr(const Tensor<T>& t, const PrintOptions& opt = {}) {
       f = format_plain(std::move(text));
     }
   }
-  constexpr bool default_dtype = std::is_same_v<T, float> || std::is_same_v<T, int64_t> || std::is_same_v<T, bool>;
-  return tensor_repr_of(t.sizes(), f, {dtype_name<T>(), default_dtype, std::is_same_v<T, float>, t.grad_fn_name(), t.requires_grad()},
-                        opt);
+  return f;
+}
+
+template <class T>
+std::string tensor_repr(const Tensor<T>& t, const PrintOptions& opt = {}) {
+  if (!t.device().is_cpu()) {
+    // The values print from a copy on the host (as PyTorch's printing
+    // reads them); the device and autograd state are the tensor's own.
+    const Tensor<T> host = t.copy_to(kCPU);
+    FormattedElements f = format_elements(host, opt);
+    return tensor_repr_of(t.sizes(), f, repr_info(t, t.device().str()), opt);
+  }
+  return tensor_repr_of(t.sizes(), format_elements(t, opt), repr_info(t, {}), opt);
 }
 
 }  // namespace detail

@@ -154,11 +154,23 @@ A reduce_block(const Ev& ev, int64_t n) {
   return runs.finish();
 }
 
+// The device backend's full reduction (cuda/reduce.hpp), in translation
+// units that have it.
+namespace cuda {
+template <class R, class A, class E>
+A reduce_elements(const E& e);
+}  // namespace cuda
+
 // Reduces every element of an expression to one value of type A.
 template <class R, class A, Expression E>
 A reduce_all(const E& e) {
   const Shape& out = e.sizes();
   const int64_t n = numel_of(out);
+  if (const Device device = expr_device(e); !device.is_cpu()) {
+    check_same_device(device, e);
+    if constexpr (kCudaBackend) return cuda::reduce_elements<R, A>(e);
+    else fail_compiled_without_cuda(device, "a reduction");
+  }
   if (n == 0) return R::template identity<A>();
   const Plan plan = make_plan(out, e);
   const auto ev = e.evaluator(plan);
@@ -203,10 +215,10 @@ template <class T>
 using sum_t = std::conditional_t<is_floating_v<T>, T, int64_t>;
 
 template <class T>
-Tensor<T> scalar_tensor(T v) {
+Tensor<T> scalar_tensor(T v, Device device = kCPU) {
   auto t = Tensor<T>::allocate(Shape{});
   *t.data_ptr() = v;
-  return t;
+  return device.is_cpu() ? t : t.to(device);
 }
 
 // PyTorch's error for reducing an empty tensor to one extremum; max/min add
@@ -223,7 +235,7 @@ template <Expression E>
 auto sum(const E& e) {
   using T = typename E::value_type;
   using R = detail::sum_t<T>;
-  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::SumReducer, acc_t<R>>(e)));
+  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::SumReducer, acc_t<R>>(e)), detail::expr_device(e));
   detail::record_full_reduction(out, e, false);
   return out;
 }
@@ -231,7 +243,7 @@ template <Expression E>
 auto prod(const E& e) {
   using T = typename E::value_type;
   using R = detail::sum_t<T>;
-  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::ProdReducer, acc_t<R>>(e)));
+  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::ProdReducer, acc_t<R>>(e)), detail::expr_device(e));
   detail::record_op<autograd::tag::Prod>(out, e, Shape{}, "ProdBackward0");
   return out;
 }
@@ -241,7 +253,7 @@ auto mean(const E& e) {
   static_assert(is_floating_v<T>, "mean(): could not infer output dtype. Input dtype must be either a floating point "
                                   "or complex dtype. Use mean(cast<float>(x)) for integer tensors.");
   const auto s = detail::reduce_all<detail::SumReducer, acc_t<T>>(e);
-  auto out = detail::scalar_tensor<T>(T(s / acc_t<T>(e.numel())));
+  auto out = detail::scalar_tensor<T>(T(s / acc_t<T>(e.numel())), detail::expr_device(e));
   detail::record_full_reduction(out, e, true);
   return out;
 }
@@ -250,7 +262,7 @@ template <class R, Expression E>
 auto extremum(const E& e, const char* name, const char* hint, const char* backward_name, bool evenly) {
   using T = typename E::value_type;
   check_nonempty(e, name, hint);
-  auto out = scalar_tensor<T>(T(reduce_all<R, acc_t<T>>(e)));
+  auto out = scalar_tensor<T>(T(reduce_all<R, acc_t<T>>(e)), expr_device(e));
   record_op<autograd::tag::Extremum>(out, e, Shape{}, backward_name, evenly);
   return out;
 }

@@ -24,7 +24,7 @@ namespace detail {
 struct AnyReducer {
   static constexpr const char* name = "any";
   template <class A> static A identity() { return false; }
-  template <class V> static V combine(const V& a, const V& b) { return a || b; }
+  template <class V> TSR_HOST_DEVICE static V combine(const V& a, const V& b) { return a || b; }
 };
 
 // The width of the kept-inner chunks an outer reduction (column sums) is
@@ -207,18 +207,44 @@ void reduce_into(A* out, const E& e, const ReducePlan& rp) {
   });
 }
 
+// The device backend's reduction over dimensions (cuda/reduce.hpp), in
+// translation units that have it.
+namespace cuda {
+template <class R, class A, class E>
+void reduce_dims_into(const Tensor<A>& out, const E& e, const ReducePlan& rp);
+}  // namespace cuda
+
+// out = the reduction of e along rp, on out's device.
+template <class R, class A, class E>
+void reduce_on_device(const Tensor<A>& out, const E& e, ReducePlan rp) {
+  check_same_device(out.device(), e);
+  if constexpr (kCudaBackend) {
+    rp.plan.on_device = true;
+    cuda::reduce_dims_into<R, A>(out, e, rp);
+  } else {
+    fail_compiled_without_cuda(out.device(), "a reduction");
+  }
+}
+
 // The reduction of e over `dims` as a new tensor of type Out, accumulating
 // in A (and through a temporary of A when the two differ: 16-bit floats).
+//
+// On a device, the backend's kernel writes the outputs (cuda/reduce.hpp).
 template <class Out, class R, class A, Expression E>
 Tensor<Out> reduce_dims(const E& e, const Shape& dims, bool keepdim) {
   const uint64_t mask = reduce_mask(dims, e.dim());
   const ReducePlan rp = make_reduce_plan(e, mask);
-  auto out = Tensor<Out>::allocate(reduced_shape(e.sizes(), mask, keepdim));
+  const Device device = expr_device(e);
+  auto out = Tensor<Out>::allocate(reduced_shape(e.sizes(), mask, keepdim), device);
+  const auto reduce_to = [&](const Tensor<A>& acc) {
+    if (device.is_cpu()) reduce_into<R, A>(acc.data_ptr(), e, rp);
+    else reduce_on_device<R, A>(acc, e, rp);
+  };
   if constexpr (std::is_same_v<Out, A>) {
-    reduce_into<R, A>(out.data_ptr(), e, rp);
+    reduce_to(out);
   } else {
-    auto acc = Tensor<A>::allocate(out.sizes());
-    reduce_into<R, A>(acc.data_ptr(), e, rp);
+    auto acc = Tensor<A>::allocate(out.sizes(), device);
+    reduce_to(acc);
     out.copy_(cast<Out>(acc));
   }
   return out;

@@ -6,16 +6,17 @@
 #include <memory>
 
 #include "detail/allocator.hpp"
+#include "detail/device_backend.hpp"
 #include "device.hpp"
 
 namespace tsr {
 
 class StorageImpl {
  public:
-  // Owning storage of nbytes from the CPU allocator.
+  // Owning storage of nbytes from the device's allocator (the CPU's, or the
+  // CUDA backend's caching allocator).
   explicit StorageImpl(std::size_t nbytes, Device device = kCPU) : nbytes_(nbytes), device_(device) {
-    detail::check_device_supported(device);
-    data_ = detail::CpuAllocator::instance().allocate(nbytes);
+    data_ = allocate(nbytes);
   }
   // Non-owning storage over user memory (from_blob).
   StorageImpl(void* data, std::size_t nbytes, Device device) : data_(data), nbytes_(nbytes), device_(device), owning_(false) {}
@@ -42,8 +43,13 @@ class StorageImpl {
   void resize_(std::size_t nbytes) {
     detail::check(owning_, "Trying to resize storage that is not resizable");
     if (nbytes == nbytes_) return;
-    void* fresh = detail::CpuAllocator::instance().allocate(nbytes);
-    if (data_ && fresh) std::memcpy(fresh, data_, std::min(nbytes, nbytes_));
+    void* fresh = allocate(nbytes);
+    if (data_ && fresh) {
+      if (device_.is_cpu()) std::memcpy(fresh, data_, std::min(nbytes, nbytes_));
+      else
+        detail::cuda_backend(device_.index)
+            .copy(device_.index, fresh, data_, std::min(nbytes, nbytes_), detail::DeviceBackend::Copy::DeviceToDevice);
+    }
     awaiting_fill_ = nbytes_ == 0 && nbytes > 0;
     release();
     data_ = fresh;
@@ -66,8 +72,16 @@ class StorageImpl {
   }
 
  private:
+  void* allocate(std::size_t nbytes) const {
+    if (device_.is_cpu()) [[likely]]
+      return detail::CpuAllocator::instance().allocate(nbytes);
+    return detail::cuda_backend(device_.index).allocate(device_.index, nbytes);
+  }
   void release() {
-    if (owning_) detail::CpuAllocator::instance().deallocate(data_, nbytes_);
+    if (owning_ && data_) {
+      if (device_.is_cpu()) detail::CpuAllocator::instance().deallocate(data_, nbytes_);
+      else if (detail::DeviceBackend* backend = detail::cuda_backend_slot()) backend->deallocate(device_.index, data_);
+    }
     data_ = nullptr;
   }
 

@@ -17,6 +17,18 @@ namespace tsr {
 namespace detail {
 template <class T, class E>
 void assign(const Tensor<T>& dst, const E& src, bool in_place = false);
+// The device of an expression's first tensor (the CPU for scalars alone),
+// where its result is made; evaluation checks that the others agree.
+template <class E>
+Device expr_device(const E& e) {
+  Device device = kCPU;
+  bool found = false;
+  e.for_each_leaf([&](const auto& leaf) {
+    if (!found) device = leaf.device();
+    found = true;
+  });
+  return device;
+}
 // Autograd hooks (autograd/fused.hpp): recording a materialized expression,
 // and refusing in-place writes autograd cannot follow yet.
 template <class T, class E>
@@ -182,7 +194,7 @@ class Tensor : public ExprBase<Tensor<T>> {
     static_assert(can_cast_v<typename E::value_type, T>,
                   "result type can't be cast to the desired output type (a floating expression into an integer "
                   "tensor, or a non-bool one into bool): write tsr::cast<T>(expr) to convert explicitly");
-    *this = allocate(e.sizes());
+    *this = allocate(e.sizes(), detail::expr_device(e));
     detail::assign(*this, e);
     detail::record_expression(*this, e);
   }
@@ -243,12 +255,24 @@ class Tensor : public ExprBase<Tensor<T>> {
   // True when the two tensors view the same storage.
   bool is_alias_of(const Tensor& o) const { return defined() && o.defined() && storage() == o.storage(); }
 
+  // The first element's address, for the host to read and write: a tensor
+  // on a device is an error here (host code reading device memory would
+  // crash the program); device_data_ptr() gives its address on the device.
   [[gnu::always_inline]] T* data_ptr() const {
+    if (!device().is_cpu()) [[unlikely]]
+      detail::fail_host_only(device(), "this operation (it reads the tensor's memory on the host, through data_ptr())");
+    return device_data_ptr();
+  }
+  // The first element's address on the tensor's own device (PyTorch's
+  // data_ptr()): for the CPU the same as data_ptr(), for a CUDA tensor a
+  // device pointer, to be passed to kernels or the CUDA runtime.
+  [[gnu::always_inline]] T* device_data_ptr() const {
     check_storage();
     return static_cast<T*>(storage()->data()) + storage_offset();
   }
   T item() const {
     detail::check(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+    if (!device().is_cpu()) return copy_to(kCPU).item();
     return *data_ptr();
   }
   std::vector<T> to_vector() const;
@@ -301,10 +325,13 @@ class Tensor : public ExprBase<Tensor<T>> {
     if constexpr (std::is_same_v<U, T>) return *this;
     else return Tensor<U>(cast<U>(*this));
   }
-  Tensor to(Device d) const {
-    detail::check_device_supported(d);
-    return *this;
-  }
+  // This tensor on device d: itself when it is there already, else a
+  // contiguous copy (any device pair, from any translation unit of a
+  // program with the CUDA backend), recorded by autograd (ToCopyBackward0).
+  Tensor to(Device d) const;
+  // The copy to(d) makes for another device, with no autograd: the values
+  // only.
+  Tensor copy_to(Device d) const;
 
   // ----- in place (each returns *this) --------------------------------------
   template <class E>
@@ -375,6 +402,11 @@ class Tensor : public ExprBase<Tensor<T>> {
   // Throws if the storage cannot hold every element the view addresses
   // (e.g. after storage().resize_(0)).
   [[gnu::always_inline]] void check_storage() const;
+  // The data pointer for an evaluator along p: a device tensor's only for a
+  // device plan.
+  [[gnu::always_inline]] T* evaluator_data(const detail::Plan& p) const {
+    return p.on_device ? device_data_ptr() : data_ptr();
+  }
   [[noreturn, gnu::noinline, gnu::cold]] void storage_error(std::size_t bytes) const;
 
  private:
@@ -388,7 +420,7 @@ class Tensor : public ExprBase<Tensor<T>> {
     return copy_(result);
   }
   Tensor(const Tensor& src, CloneTag) {
-    *this = allocate(src.sizes());
+    *this = allocate(src.sizes(), src.device());
     detail::assign(*this, src);
     detail::record_expression(*this, src);
   }
@@ -455,10 +487,10 @@ template <class T>
 inline detail::TensorEval<T> Tensor<T>::evaluator(const detail::Plan& p) const {
   detail::TensorEval<T> e;  // st beyond ndim stays unset
   if (p.src[0] == detail::Plan::kLinear) {  // contiguous and of the output's shape (or one element)
-    e.set_linear(data_ptr(), numel() == 1);
+    e.set_linear(evaluator_data(p), numel() == 1);
     return e;
   }
-  e.base = data_ptr();
+  e.base = evaluator_data(p);
   e.ptr = e.base;
   e.ndim = p.ndim;
   set_strided_evaluator(p, e);
@@ -478,7 +510,7 @@ inline detail::TensorEval<T> Tensor<T>::evaluator(const detail::LinearProbe& p) 
   // and 2 more stores per a + b, callgrind). A leaf that is not linear
   // fails anyway.
   const bool fits = static_cast<std::size_t>(t.offset + t.numel) * sizeof(T) <= t.storage->nbytes();
-  p.ok = p.ok && linear && unaliased && fits;
+  p.ok = p.ok && linear && unaliased && fits && t.storage->device().is_cpu();
   detail::TensorEval<T> e;  // st beyond ndim stays unset
   // No pointer arithmetic past a storage too small (maybe null) for it.
   e.set_linear(fits ? static_cast<const T*>(t.storage->data()) + t.offset : nullptr, one);
@@ -496,8 +528,44 @@ void Tensor<T>::set_strided_evaluator(const detail::Plan& p, detail::TensorEval<
 }
 
 template <class T>
+Tensor<T> Tensor<T>::to(Device d) const {
+  if (d == device()) return *this;
+  Tensor out = copy_to(d);
+  detail::record_op<autograd::tag::ToCopy>(out, *this);
+  return out;
+}
+
+template <class T>
+Tensor<T> Tensor<T>::copy_to(Device d) const {
+  detail::check(d != device(), "copy_to: the tensor is on ", d.str(), " already");
+  const NoGradGuard no_grad;
+  using Copy = detail::DeviceBackend::Copy;
+  const std::size_t nbytes = static_cast<std::size_t>(numel()) * sizeof(T);
+  if (device().is_cpu()) {
+    detail::DeviceBackend& backend = detail::cuda_backend(d.index);
+    const Tensor src = contiguous();
+    Tensor out = allocate(sizes(), d);
+    if (nbytes > 0) backend.copy(d.index, out.device_data_ptr(), src.data_ptr(), nbytes, Copy::HostToDevice);
+    return out;
+  }
+  // From a device, the memory the tensor spans comes to the host whole and
+  // is laid out contiguously there: no device code runs, so any
+  // translation unit can do it.
+  const int index = device().index;
+  detail::DeviceBackend& backend = detail::cuda_backend(index);
+  const int64_t span = numel() == 0 ? 0 : extent();
+  const Tensor host = allocate(Shape{span});
+  if (span > 0)
+    backend.copy(index, host.data_ptr(), device_data_ptr(), static_cast<std::size_t>(span) * sizeof(T),
+                 Copy::DeviceToHost);
+  const Tensor out = host.as_strided(sizes(), strides(), 0).contiguous();
+  return d.is_cpu() ? out : out.copy_to(d);
+}
+
+template <class T>
 std::vector<T> Tensor<T>::to_vector() const {
   if (numel() == 0) return {};
+  if (!device().is_cpu()) return copy_to(kCPU).to_vector();
   const Tensor c = contiguous();
   const T* p = c.data_ptr();
   return std::vector<T>(p, p + numel());

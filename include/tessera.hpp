@@ -49,6 +49,14 @@
 #include "io/npy.hpp"
 #include "detail/precompiled.hpp"
 
+// The CUDA backend, in translation units compiled by nvcc or for the
+// emulated device build (detail/config.hpp); nothing of it elsewhere.
+#if TSR_CUDA_BACKEND
+#include "cuda/elementwise.hpp"
+#include "cuda/reduce.hpp"
+#include "cuda/tensor_backend.hpp"
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

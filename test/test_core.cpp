@@ -154,6 +154,13 @@ TEST_CASE("the caching allocator reuses large blocks and empty_cache releases th
 
 TEST_CASE("CUDA tensors are refused with PyTorch's message in a CPU build") {
   CHECK_THROWS_WITH_AS(zeros({2}, cuda(0)), doctest::Contains("Torch not compiled with CUDA enabled"), Error);
-  CHECK_THROWS_AS(ones({2}).to(cuda()), Error);
+  CHECK_THROWS_WITH_AS(ones({2}).to(cuda()), doctest::Contains("Torch not compiled with CUDA enabled"), Error);
   CHECK(ones({2}).device() == kCPU);
+  CHECK(ones({2}).to(kCPU).device() == kCPU);
+  // torch.cuda's answers in a CPU-only PyTorch.
+  CHECK_FALSE(cuda::is_available());
+  CHECK(cuda::device_count() == 0);
+  cuda::empty_cache();
+  CHECK_THROWS_WITH_AS(cuda::memory_allocated(), doctest::Contains("Torch not compiled with CUDA enabled"), Error);
+  CHECK_THROWS_WITH_AS(cuda::synchronize(), doctest::Contains("Torch not compiled with CUDA enabled"), Error);
 }

@@ -320,8 +320,7 @@ TEST_CASE("memory_summary of a real sequence: the allocator's statistics in the 
 }
 
 #if TSR_TEST_THRUST
-#include <cuda/elementwise.hpp>
-#include <cuda/reduce.hpp>
+#include <tessera.hpp>  // with the backend: cuda/elementwise.hpp and cuda/reduce.hpp
 
 namespace {
 
@@ -403,6 +402,247 @@ TEST_CASE("device full reductions (Thrust, emulated on the CPU) give the CPU's")
   // Empty: the identity.
   CHECK(reduce_elements<SumReducer, float>(empty<float>({0, 3}) * 2.f) == 0.f);
   CHECK(reduce_elements<MaxReducer, float>(empty<float>({0})) == -std::numeric_limits<float>::infinity());
+}
+
+// ----- device tensors (the emulated build: two devices of host memory) -------
+
+namespace {
+
+// The same tensor on the CPU and on a device.
+template <class T>
+std::pair<tsr::Tensor<T>, tsr::Tensor<T>> on_both(const tsr::Tensor<T>& cpu, tsr::Device device = tsr::cuda(0)) {
+  return {cpu, cpu.to(device)};
+}
+
+// Evaluated on a device, copied back: the same bits as the CPU's evaluation.
+template <class T>
+bool same_as_cpu(const tsr::Tensor<T>& device_result, const tsr::Tensor<T>& cpu_result) {
+  return device_result.device() == tsr::Device(tsr::cuda(0)) && device_result.sizes() == cpu_result.sizes() &&
+         device_result.to_vector() == cpu_result.to_vector();
+}
+
+}  // namespace
+
+TEST_CASE("device tensors: created on a device, copied both ways, printed with their device") {
+  using namespace tsr;
+  REQUIRE(tsr::cuda::is_available());
+  CHECK(tsr::cuda::device_count() == 2);
+  const Device one = tsr::cuda(1);
+  CHECK((one.is_cuda() && one.index == 1 && one != kCPU && one == tsr::cuda(1)));
+  std::ostringstream name;
+  name << tsr::cuda(1) << " " << kCPU;
+  CHECK(name.str() == "cuda:1 cpu");
+  const auto host = arange<float>(0.f, 12.f).view({3, 4});
+  const Tensor<float> dev = host.to(tsr::cuda(0));
+  CHECK(dev.device() == Device(tsr::cuda(0)));
+  CHECK(dev.device().str() == "cuda:0");
+  CHECK(dev.sizes() == host.sizes());
+  CHECK(dev.is_contiguous());
+  CHECK(dev.to(tsr::cuda(0)).is_alias_of(dev));  // already there: itself
+  CHECK(dev.to(kCPU).to_vector() == host.to_vector());
+  // Views of a device tensor come back with their own layout; so do
+  // non-contiguous CPU tensors going out.
+  CHECK(dev.t().to(kCPU).to_vector() == host.t().contiguous().to_vector());
+  CHECK(dev.slice(1, 1, 4, 2).to(kCPU).to_vector() == host.slice(1, 1, 4, 2).contiguous().to_vector());
+  CHECK(host.t().to(tsr::cuda(0)).to_vector() == host.t().contiguous().to_vector());
+  CHECK(dev.to(tsr::cuda(1)).device() == Device(tsr::cuda(1)));
+  CHECK(dev.to(tsr::cuda(1)).to_vector() == host.to_vector());
+  CHECK(dev.select(0, 2).select(0, 3).item() == 11.f);
+
+  CHECK(zeros<double>({2, 2}, tsr::cuda(1)).to_vector() == std::vector<double>(4, 0.0));
+  CHECK(ones<int32_t>({3}, tsr::cuda(0)).to_vector() == std::vector<int32_t>(3, 1));
+  CHECK(full<float>({2}, 2.5f, tsr::cuda(0)).to_vector() == std::vector<float>(2, 2.5f));
+  CHECK(empty<float>({0, 3}, tsr::cuda(0)).to(kCPU).numel() == 0);
+
+  // PyTorch prints the device first among the suffixes, then the dtype and
+  // the autograd state.
+  std::ostringstream os;
+  os << arange<float>(0.f, 4.f).view({2, 2}).to(tsr::cuda(0)) << "\n"
+     << arange<int32_t>(1, 4).to(tsr::cuda(1)) << "\n"
+     << empty<float>({0, 2}, tsr::cuda(0)) << "\n"
+     << full<double>({}, 0.5, tsr::cuda(0)).requires_grad_();
+  CHECK(os.str() ==
+        "tensor([[0., 1.],\n"
+        "        [2., 3.]], device='cuda:0')\n"
+        "tensor([1, 2, 3], device='cuda:1', dtype=torch.int32)\n"
+        "tensor([], device='cuda:0', size=(0, 2))\n"
+        "tensor(0.5000, device='cuda:0', dtype=torch.float64, requires_grad=True)");
+}
+
+TEST_CASE("device tensors: expressions run on the device and give the CPU's results") {
+  using namespace tsr;
+  const auto [a, da] = on_both(arange<float>(-6.f, 6.f).view({3, 4}));
+  const auto [b, db] = on_both(arange<float>(1.f, 5.f));
+  const auto [col, dcol] = on_both(arange<float>(0.f, 3.f).view({3, 1}));
+  SUBCASE("broadcasting, transposes, scalars") {
+    CHECK(same_as_cpu<float>(da * db + dcol - 2.f, a * b + col - 2.f));
+    CHECK(same_as_cpu<float>(da.t() / db.view({4, 1}), a.t() / b.view({4, 1})));
+    CHECK(same_as_cpu<float>(exp(sin(da) * 0.5f) + tanh(db) * log1p(abs(da)), exp(sin(a) * 0.5f) + tanh(b) * log1p(abs(a))));
+    CHECK(same_as_cpu<float>(where(da > 0.f, da, -da * 2.f), where(a > 0.f, a, -a * 2.f)));
+    CHECK(same_as_cpu<int32_t>(cast<int32_t>(da * 3.f) % 4, cast<int32_t>(a * 3.f) % 4));
+    CHECK(same_as_cpu<bool>(da >= db, a >= b));
+  }
+  SUBCASE("in place: operators, fill, copies into views, and overlapping copies through a temporary") {
+    Tensor<float> x = a.clone(), dx = da.clone();
+    CHECK(dx.device() == Device(tsr::cuda(0)));
+    x += b * 2.f;
+    dx += db * 2.f;
+    CHECK(same_as_cpu(dx, x));
+    x.slice(1, 0, 4, 2).fill_(7.f);
+    dx.slice(1, 0, 4, 2).fill_(7.f);
+    CHECK(same_as_cpu(dx, x));
+    x.select(0, 1).copy_(b);
+    dx.select(0, 1).copy_(db);
+    CHECK(same_as_cpu(dx, x));
+    auto sq = arange<double>(0., 9.).view({3, 3});
+    auto dsq = sq.to(tsr::cuda(0));
+    sq.copy_(sq.t());  // reads what it overwrites: evaluated through a temporary
+    dsq.copy_(dsq.t());
+    CHECK(same_as_cpu(dsq, sq));
+    CHECK(dsq.to_vector() == std::vector<double>{0, 3, 6, 1, 4, 7, 2, 5, 8});
+  }
+  SUBCASE("full reductions: 0-d tensors on the device") {
+    const Tensor<float> s = sum(da * db + 1.f);
+    CHECK(s.device() == Device(tsr::cuda(0)));
+    CHECK(s.dim() == 0);
+    CHECK(s.item() == sum(a * b + 1.f).item());
+    CHECK(mean(da).item() == mean(a).item());
+    CHECK(prod(db).item() == 24.f);
+    CHECK(amax(da - db).item() == amax(a - b).item());
+    CHECK(min(da.t()).item() == -6.f);
+    CHECK(sum(da > 0.f).item() == 5);  // bool sums are int64
+    CHECK(equal(da, da.clone()));
+    CHECK_FALSE(equal(da, da + 1.f));
+    CHECK(allclose(da, da + 1e-9f));
+    CHECK_FALSE(allclose(da, da + 1e-3f));
+  }
+  SUBCASE("reductions over dimensions: kept inner and outer dims, transposed and 3-d inputs") {
+    const auto [c, dc] = on_both(arange<double>(0., 60.).view({3, 4, 5}));
+    CHECK(same_as_cpu<float>(sum(da, {0}), sum(a, {0})));
+    CHECK(same_as_cpu<float>(sum(da * db, {1}, true), sum(a * b, {1}, true)));
+    CHECK(same_as_cpu<float>(amax(da.t(), {1}), amax(a.t(), {1})));
+    CHECK(same_as_cpu<float>(amin(da - dcol, {0}), amin(a - col, {0})));
+    CHECK(same_as_cpu<float>(prod(db.view({2, 2}), {1}), prod(b.view({2, 2}), {1})));
+    CHECK(same_as_cpu<double>(sum(dc, {1}), sum(c, {1})));
+    CHECK(same_as_cpu<double>(sum(dc, {0, 2}), sum(c, {0, 2})));
+    CHECK(same_as_cpu<double>(mean(dc.permute({2, 0, 1}), {2}), mean(c.permute({2, 0, 1}), {2})));
+    CHECK(same_as_cpu<int64_t>(sum(dc > 30., {2}), sum(c > 30., {2})));
+    CHECK(same_as_cpu<bool>(any(dc > 58., {0, 1}), any(c > 58., {0, 1})));
+    CHECK(same_as_cpu<double>(sum(dc.slice(1, 0, 0), {1}), sum(c.slice(1, 0, 0), {1})));  // nothing to reduce: 0
+    // 40000 terms of 0.1: the pairwise combination keeps the float sum close.
+    const Tensor<float> tenths = full<float>({4, 10000}, 0.1f, tsr::cuda(0));
+    const auto rows = sum(tenths, {0, 1}).item();
+    CHECK(rows == doctest::Approx(4000.0).epsilon(1e-6));
+  }
+  SUBCASE("autograd: the fused backward runs on the device") {
+    auto x = a.clone().requires_grad_();
+    auto dx = da.clone().requires_grad_();
+    (sin(x) * x + exp(x * 0.25f)).sum().backward();
+    (sin(dx) * dx + exp(dx * 0.25f)).sum().backward();
+    REQUIRE(dx.grad().defined());
+    CHECK(dx.grad().device() == Device(tsr::cuda(0)));
+    CHECK(same_as_cpu(dx.grad(), x.grad()));
+    // Two leaves of one shape, and a second backward accumulating.
+    auto y = b.clone().requires_grad_(), dy = db.clone().requires_grad_();
+    auto z = b.clone().requires_grad_(), dz = db.clone().requires_grad_();
+    for (int i = 0; i < 2; ++i) {
+      (y * z - y / z).sum().backward();
+      (dy * dz - dy / dz).sum().backward();
+    }
+    CHECK(same_as_cpu(dy.grad(), y.grad()));
+    CHECK(same_as_cpu(dz.grad(), z.grad()));
+    // A broadcast operand: its gradient is summed over the broadcast dims.
+    auto m = a.clone().requires_grad_(), dm = da.clone().requires_grad_();
+    auto v = b.clone().requires_grad_(), dv = db.clone().requires_grad_();
+    (m * v + v).sum().backward();
+    (dm * dv + dv).sum().backward();
+    CHECK(same_as_cpu(dm.grad(), m.grad()));
+    CHECK(same_as_cpu(dv.grad(), v.grad()));
+    // Copies between devices are differentiable: the gradient goes back to
+    // the source's device.
+    auto h = a.clone().requires_grad_();
+    const Tensor<float> moved = h.to(tsr::cuda(1));
+    CHECK(moved.grad_fn_name() == "ToCopyBackward0");
+    (moved * moved).sum().backward();
+    CHECK(h.grad().device() == kCPU);
+    CHECK(h.grad().to_vector() == Tensor<float>(a * 2.f).to_vector());
+    // Reductions over dims in the graph.
+    auto q = a.clone().requires_grad_(), dq = da.clone().requires_grad_();
+    (sum(q * q, {1}) * b.slice(0, 0, 3)).sum().backward();
+    (sum(dq * dq, {1}) * db.slice(0, 0, 3)).sum().backward();
+    CHECK(same_as_cpu(dq.grad(), q.grad()));
+  }
+}
+
+TEST_CASE("device tensors: PyTorch's errors for mixed devices, bad devices and exhausted memory") {
+  using namespace tsr;
+  const auto host = arange<float>(0.f, 6.f);
+  const auto dev0 = host.to(tsr::cuda(0));
+  const auto dev1 = host.to(tsr::cuda(1));
+  CHECK_THROWS_WITH_AS(Tensor<float>(dev0 + host), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
+  CHECK_THROWS_WITH_AS(Tensor<float>(dev0 * dev1), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!", Error);
+  Tensor<float> into_cpu = host.clone();
+  CHECK_THROWS_WITH_AS(into_cpu.copy_(dev0), "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!", Error);
+  CHECK_THROWS_WITH_AS(sum(dev0 - host), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
+  CHECK_THROWS_WITH_AS(zeros<float>({2}, tsr::cuda(2)), doctest::Contains("CUDA error: invalid device ordinal"), Error);
+  CHECK_THROWS_WITH_AS(tsr::cuda(-1), "Device index must not be negative", Error);
+  // Operations without a device path yet refuse device tensors instead of
+  // reading device memory on the host.
+  CHECK_THROWS_WITH_AS(matmul(dev0.view({2, 3}), dev0.view({3, 2})),
+                       doctest::Contains("is not implemented for tensors on cuda:0 in tessera yet"), Error);
+  CHECK_THROWS_WITH_AS(dev0.data_ptr(), doctest::Contains("copy them to the CPU first with .to(tsr::kCPU)"), Error);
+  CHECK(dev0.device_data_ptr() != nullptr);
+  // 20 GiB on a 16 GiB device: the cache is emptied, the allocation retried
+  // once, then torch.cuda.OutOfMemoryError's text.
+  CHECK_THROWS_WITH_AS(empty<float>({int64_t(5) << 30}, tsr::cuda(1)),
+                       doctest::Contains("CUDA out of memory. Tried to allocate 20.00 GiB (GPU 1; 16.00 GiB total capacity"),
+                       OutOfMemoryError);
+}
+
+TEST_CASE("device tensors: memory statistics follow the tensors, through the caching allocator") {
+  using namespace tsr;
+  tsr::cuda::empty_cache();
+  const std::size_t before = tsr::cuda::memory_allocated(1);
+  const std::size_t before0 = tsr::cuda::memory_allocated(0);
+  tsr::cuda::reset_peak_memory_stats(1);
+  {
+    const auto a = empty<float>({1000}, tsr::cuda(1));   // 4000 bytes: 4096 in 512-byte units
+    const auto b = empty<double>({100}, tsr::cuda(1));   // 800 bytes: 1024
+    CHECK(tsr::cuda::memory_allocated(1) == before + 4096 + 1024);
+    CHECK(tsr::cuda::memory_reserved(1) >= std::size_t(2) << 20);  // one small-pool segment at least
+    CHECK(tsr::cuda::memory_allocated(0) == before0);                // devices keep their own
+  }
+  CHECK(tsr::cuda::memory_allocated(1) == before);
+  CHECK(tsr::cuda::max_memory_allocated(1) == before + 4096 + 1024);
+  tsr::cuda::reset_peak_memory_stats(1);
+  CHECK(tsr::cuda::max_memory_allocated(1) == before);
+  tsr::cuda::empty_cache();
+  if (before == 0) CHECK(tsr::cuda::memory_reserved(1) == 0);
+  CHECK(tsr::cuda::memory_summary(1).find("tessera CUDA memory summary, device ID 1") != std::string::npos);
+  tsr::cuda::synchronize();
+}
+// Defined in test/cuda/host_only_unit.cpp, compiled without the backend.
+namespace host_only {
+tsr::Tensor<double> scaled_cosh(const tsr::Tensor<double>& t);
+double summed_cosh(const tsr::Tensor<double>& t);
+}  // namespace host_only
+
+TEST_CASE("device tensors in a translation unit compiled without CUDA: tessera's error, no device memory read") {
+  const auto cpu = tsr::arange<double>(0., 4.);
+  const auto dev = cpu.to(tsr::cuda(0));
+  const char* message = "tessera was compiled without CUDA in this translation unit";
+  CHECK_THROWS_WITH_AS(host_only::scaled_cosh(dev), doctest::Contains(message), tsr::Error);
+  CHECK_THROWS_WITH_AS(host_only::summed_cosh(dev), doctest::Contains(message), tsr::Error);
+  // The same unit computes on CPU tensors, and copies device tensors (no
+  // device code needed).
+  const auto host_result = host_only::scaled_cosh(cpu).to_vector();
+  double total = 0;
+  for (int i = 0; i < 4; ++i) {
+    CHECK(host_result[i] == doctest::Approx(std::cosh(double(i)) * 4.25).epsilon(1e-15));
+    total += std::cosh(double(i)) * 4.25;
+  }
+  CHECK(host_only::summed_cosh(cpu) == doctest::Approx(total).epsilon(1e-15));
+  CHECK(host_only::scaled_cosh(dev.to(tsr::kCPU)).to_vector() == host_result);
 }
 #else
 TEST_CASE("device elementwise evaluation: not tested in this build") {

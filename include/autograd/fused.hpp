@@ -272,7 +272,9 @@ Tensor<T> dense_or_single(const Tensor<T>& t) {
   if (t.is_contiguous()) return t;  // one element included: it reads as a broadcast
   bool single = t.numel() > 0;
   for (std::size_t d = 0; d < t.sizes().size(); ++d) single = single && (t.strides()[d] == 0 || t.sizes()[d] == 1);
-  return single ? scalar_tensor<T>(*t.data_ptr()) : materialize<T>(t);
+  if (!single) return materialize<T>(t);
+  // (On a device: a 0-d view of that element, read where it lies.)
+  return t.device().is_cpu() ? scalar_tensor<T>(*t.data_ptr()) : t.as_strided(Shape{}, Strides{}, t.storage_offset());
 }
 
 // dst = (dst or -0.0) + g * dfdx(x): the summed derivative of an expression
@@ -288,9 +290,11 @@ Tensor<T> dense_or_single(const Tensor<T>& t) {
 template <class L, class T, class Fn>
 void write_summed_gradient(const Tensor<L>& dst, bool accumulate, const Tensor<T>& g, const Fn& dfdx,
                            const Tensor<L>& x) {
-  const Tensor<L> base = accumulate ? dst : scalar_tensor<L>(-L(0));
+  const Tensor<L> base = accumulate ? dst : scalar_tensor<L>(-L(0), dst.device());
   const auto total = base + as_type<L>(dense_or_single(g) * OneLeaf<Fn, L>(dfdx, dense_or_single(x)));
   const Plan plan = Plan::linear(static_cast<int>(dst.sizes().size()), dst.numel());
+  if (!dst.device().is_cpu() || !g.device().is_cpu() || !x.device().is_cpu())
+    return write_on_device(dst, total, plan);
   const auto ev = total.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   write_tiles(dst, plan, &write_tile<L, Ev, /*UnitRows=*/true>, &ev);
@@ -627,7 +631,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
             // chain benchmark's derivative differently: 7% slower.)
             Tensor<L>* grad = direct_grad_slot<L>(this->next[0], x.sizes());
             const bool direct = grad && !grad->is_alias_of(x) && !grad->is_alias_of(g);
-            const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(x.sizes());
+            const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(x.sizes(), x.device());
             detail::write_summed_gradient(dst, direct, g, dfdx, x);
             if (direct) grad->storage()->bump_version();
             else out[0] = dst.impl_ptr();

@@ -197,6 +197,19 @@ struct OpRule<tag::Flip> {
   }
 };
 
+// to(device): the gradient copied back to the source's device.
+template <>
+struct OpRule<tag::ToCopy> {
+  template <class T>
+  static void record(const Tensor<T>& out, const Tensor<T>& x) {
+    struct Rule {
+      Device source;
+      std::vector<GradRef> backward(const Tensor<T>& g) const { return {g.to(source).impl_ptr()}; }
+    };
+    set_rule(out, "ToCopyBackward0", Rule{x.device()}, {tsr::detail::gradient_edge(x)});
+  }
+};
+
 // roll: rolled back by the opposite shifts.
 template <>
 struct OpRule<tag::Roll> {

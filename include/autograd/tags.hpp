@@ -30,4 +30,5 @@ struct Roll;
 struct Repeat;
 struct Triangle;
 struct MaskedSelect;
+struct ToCopy;
 }  // namespace tsr::autograd::tag

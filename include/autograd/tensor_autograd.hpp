@@ -146,7 +146,7 @@ void Tensor<T>::backward(Tensor gradient, bool retain_graph, bool create_graph) 
   detail::check(requires_grad(), "element 0 of tensors does not require grad and does not have a grad_fn");
   if (!gradient.defined()) {
     detail::check(numel() == 1, "grad can be implicitly created only for scalar outputs");
-    gradient = ones<T>(sizes());
+    gradient = ones<T>(sizes(), device());
   } else {
     detail::check(gradient.sizes() == sizes(), "Mismatch in shape: grad_output[0] has a shape of ", gradient.sizes(),
                   " and output[0] has a shape of ", sizes(), ".");
@@ -176,7 +176,7 @@ std::vector<Tensor<T>> grad(const std::vector<Tensor<T>>& outputs, const std::ve
     Tensor<T> g = grad_outputs.empty() ? Tensor<T>() : grad_outputs[i];
     if (!g.defined()) {
       detail::check(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
-      g = ones<T>(out.sizes());
+      g = ones<T>(out.sizes(), out.device());
     }
     detail::check(g.sizes() == out.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ", g.sizes(),
                   " and output[", i, "] has a shape of ", out.sizes(), ".");

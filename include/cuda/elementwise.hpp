@@ -17,7 +17,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../tessera.hpp"
+#include "../detail/plan.hpp"
+#include "../tensor.hpp"
 
 namespace tsr::detail::cuda {
 

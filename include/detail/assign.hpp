@@ -218,6 +218,35 @@ Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
 template <class T, class E>
 [[gnu::noinline]] void assign_general(const Tensor<T>& dst, const E& src, bool in_place);
 
+// The device backend's evaluation (cuda/elementwise.hpp), in translation
+// units that have it.
+namespace cuda {
+template <class T, class E>
+void write_elements(const Tensor<T>& dst, const E& src, const Plan& plan);
+}  // namespace cuda
+
+// Fails unless every tensor of src is on `device`.
+template <class E>
+void check_same_device(Device device, const E& src) {
+  src.for_each_leaf([&](const auto& leaf) {
+    if (leaf.device() != device) [[unlikely]]
+      fail_mixed_devices(device, leaf.device());
+  });
+}
+
+// dst = src on dst's device, along a plan made for dst and src's leaves;
+// the caller has checked shapes and aliasing.
+template <class T, class E>
+void write_on_device(const Tensor<T>& dst, const E& src, Plan plan) {
+  check_same_device(dst.device(), src);
+  if constexpr (kCudaBackend) {
+    plan.on_device = true;
+    cuda::write_elements(dst, src, plan);
+  } else {
+    fail_compiled_without_cuda(dst.device(), "an elementwise evaluation");
+  }
+}
+
 // dst[...] = src, broadcasting src to dst's shape (which never changes).
 //
 // The common case costs a few dozen nanoseconds over the arithmetic: a job
@@ -238,7 +267,7 @@ void assign(const Tensor<T>& dst, const E& src, bool in_place) {
   if (!(src.sizes() == dst.sizes())) check_assign_shape(dst.sizes(), src.sizes());
   const TensorImpl& d = *dst.impl_ptr();
   const int64_t n = d.numel;
-  if (n > 0 && n <= kTile && d.contiguous) {
+  if (n > 0 && n <= kTile && d.contiguous && d.storage->device().is_cpu()) {
     const LinearProbe probe{n, d.storage.get(), d.offset, sizeof(T)};
     const auto ev = src.evaluator(probe);
     if (probe.ok) {
@@ -262,17 +291,20 @@ void assign_general(const Tensor<T>& dst, const E& src, bool in_place) {
       check(dst.strides()[d] != 0 || out[d] <= 1,
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.");
+  const Device device = dst.device();
+  check_same_device(device, src);
   if (in_place) dst.storage()->bump_version();
   const int64_t n = dst.numel();
   if (n == 0) return;
   if (needs_temporary(dst, src)) {
-    const auto tmp = Tensor<typename E::value_type>::allocate(src.sizes());
+    const auto tmp = Tensor<typename E::value_type>::allocate(src.sizes(), device);
     assign(tmp, src);
     assign(dst, tmp);
     return;
   }
 
   const Plan plan = linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src);
+  if (!device.is_cpu()) return write_on_device(dst, src, plan);
   const auto ev = src.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable");
@@ -287,7 +319,7 @@ void assign_general(const Tensor<T>& dst, const E& src, bool in_place) {
 // which record one node of their own.
 template <class T, class E>
 Tensor<T> materialize(const E& e) {
-  auto out = Tensor<T>::allocate(e.sizes());
+  auto out = Tensor<T>::allocate(e.sizes(), expr_device(e));
   assign(out, e);
   return out;
 }

@@ -16,3 +16,18 @@ namespace tsr::detail {
 // and contiguous dimensions are merged.
 inline constexpr int kMaxEvalDims = 16;
 }  // namespace tsr::detail
+
+// The CUDA backend is compiled into a translation unit compiled by nvcc, or
+// by the host compiler with TSR_CUDA_EMULATED (the emulated build: Thrust's
+// CPP device system runs the device code path on the CPU, device memory is
+// host memory). Elsewhere device tensors can be created and copied (when
+// some translation unit of the program has the backend) but not computed on.
+#if defined(__CUDACC__) || defined(TSR_CUDA_EMULATED)
+#define TSR_CUDA_BACKEND 1
+#else
+#define TSR_CUDA_BACKEND 0
+#endif
+
+namespace tsr::detail {
+inline constexpr bool kCudaBackend = TSR_CUDA_BACKEND;
+}  // namespace tsr::detail

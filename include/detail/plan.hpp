@@ -19,6 +19,10 @@ inline void broadcast_strides(const Shape& sizes, const Strides& strides, std::s
 struct Plan {
   int out_rank = 0;  // rank of the output shape the plan was made for
   int ndim = 1;
+  // Set by the device backend for evaluators that run on a device: a leaf
+  // on a device gives its pointer only to such a plan, so host loops never
+  // read device memory.
+  bool on_device = false;
   // Only [0, ndim) is meaningful (left uninitialized beyond: plans are made
   // on every evaluation, and zeroing them shows in tiny ops).
   int64_t sizes[kMaxEvalDims];

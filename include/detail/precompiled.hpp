@@ -15,8 +15,11 @@
 // The list is written once and read both ways, which needs the one macro
 // below: `extern template` in users' code, `template` in the library.
 #pragma once
+#include "config.hpp"
 
-#if defined(TSR_PRECOMPILED) || defined(TSR_BUILDING_CORE)
+// (A translation unit with the CUDA backend compiles its own: the
+// library's copies have no device path.)
+#if (defined(TSR_PRECOMPILED) && !TSR_CUDA_BACKEND) || defined(TSR_BUILDING_CORE)
 
 #ifdef TSR_BUILDING_CORE
 #define TSR_INSTANCE template

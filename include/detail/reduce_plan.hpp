@@ -50,13 +50,13 @@ struct ReducePlan {
   int64_t outputs = 1;     // elements of the result
   int64_t count = 1;       // elements reduced into each of them
 
-  int64_t inner_kept_size() const { return kept_inner ? plan.sizes[plan.ndim - 1] : 1; }
+  TSR_HOST_DEVICE int64_t inner_kept_size() const { return kept_inner ? plan.sizes[plan.ndim - 1] : 1; }
   int64_t outer_outputs() const { return outputs / inner_kept_size(); }
   // The inner reduced dim (an inner reduction's rows).
-  int64_t reduced_inner_size() const { return plan.sizes[kept_outer + reduced - 1]; }
+  TSR_HOST_DEVICE int64_t reduced_inner_size() const { return plan.sizes[kept_outer + reduced - 1]; }
 
   // Fills idx[0, kept_outer) from the flat index of a kept-outer position.
-  void set_outer(int64_t o, int64_t* idx) const {
+  TSR_HOST_DEVICE void set_outer(int64_t o, int64_t* idx) const {
     for (int k = kept_outer - 1; k >= 0; --k) {
       idx[k] = o % plan.sizes[k];
       o /= plan.sizes[k];
@@ -64,7 +64,7 @@ struct ReducePlan {
   }
   // Fills the reduced dims of idx from a flat index over the first `n` of
   // them (the outer reduced dims when n = reduced - 1).
-  void set_reduced(int64_t r, int n, int64_t* idx) const {
+  TSR_HOST_DEVICE void set_reduced(int64_t r, int n, int64_t* idx) const {
     for (int k = kept_outer + n - 1; k >= kept_outer; --k) {
       idx[k] = r % plan.sizes[k];
       r /= plan.sizes[k];

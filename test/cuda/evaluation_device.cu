@@ -3,8 +3,7 @@
 // without a GPU). The expressions cover what the emulated tests run:
 // broadcasting, transposed and strided operands, transcendental functions,
 // comparisons, where, casts and integer ops; sums, products, extrema, all.
-#include <cuda/elementwise.hpp>
-#include <cuda/reduce.hpp>
+#include <tessera.hpp>  // with the backend: cuda/elementwise.hpp and cuda/reduce.hpp
 
 using tsr::Tensor;
 

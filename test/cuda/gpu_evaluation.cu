@@ -6,8 +6,7 @@
 // With no GPU it reports that it skipped (gpu_main.hpp). nvcc is slow on a
 // translation unit that includes tessera.hpp (minutes on a 2-core machine),
 // so the test suite does not build it; docs/cuda.md gives the command.
-#include <cuda/elementwise.hpp>
-#include <cuda/reduce.hpp>
+#include <tessera.hpp>  // with the backend: cuda/elementwise.hpp and cuda/reduce.hpp
 
 #include "gpu_main.hpp"
 

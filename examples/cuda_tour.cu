@@ -1,0 +1,47 @@
+// The tour on a CUDA device: tensors created on the device or copied there,
+// fused expressions running as one kernel each, full reductions, autograd,
+// and the caching allocator's statistics. Build with nvcc:
+//
+//   nvcc -std=c++20 -O2 -arch=sm_80 -Iinclude examples/cuda_tour.cu -o cuda_tour
+//
+// (or as the emulated build with a host compiler: see docs/cuda.md).
+#include <tessera.hpp>
+
+#include <iostream>
+
+int main() {
+  using namespace tsr;
+  if (!tsr::cuda::is_available()) {
+    std::cout << "no CUDA device: nothing to show (tsr::cuda::is_available() is false)\n";
+    return 0;
+  }
+  const Device gpu = tsr::cuda(0);
+
+  // Tensors on the device: made there, or copied from the CPU.
+  auto x = arange<float>(0.f, 6.f).reshape({2, 3}).to(gpu);
+  auto w = ones<float>({3}, gpu);
+  std::cout << "x =\n" << x << "\n";
+
+  // One expression, one kernel: the same fused evaluators as on the CPU.
+  Tensor<float> y = x * 2.f + sin(x) - w * 0.5f;
+  std::cout << "y = 2x + sin(x) - 0.5 =\n" << y << "\n";
+
+  // Views and in-place writes work on device memory as on the CPU's.
+  y.select(1, 0).fill_(100.f);
+  y.t().slice(0, 1, 3) += 1.f;
+  std::cout << "after writing through views:\n" << y << "\n";
+
+  // Full reductions give 0-d tensors on the device; item() copies back.
+  std::cout << "sum(y) = " << sum(y) << ", amax(x) = " << amax(x).item() << "\n";
+
+  // Autograd: the fused backward runs on the device too.
+  auto p = arange<float>(-1.f, 2.f).to(gpu).requires_grad_();
+  (p * p * 3.f + exp(p)).sum().backward();
+  std::cout << "d/dp sum(3p^2 + e^p) = " << p.grad() << "\n";
+
+  // Back to the CPU, and the allocator's view of what is held.
+  std::cout << "y on the CPU:\n" << y.to(kCPU) << "\n";
+  std::cout << "memory allocated: " << tsr::cuda::memory_allocated() << " bytes, reserved "
+            << tsr::cuda::memory_reserved() << " bytes\n";
+  return 0;
+}

@@ -1,0 +1,111 @@
+// The CUDA backend behind device tensors: each device's memory through a
+// caching allocator, copies between host and device, and the registration
+// that makes them the core's (detail/device_backend.hpp) from start-up on.
+//
+// Compiled by nvcc, the devices are the CUDA runtime's. In the emulated
+// build (TSR_CUDA_EMULATED with the host compiler and Thrust's CPP device
+// system) there are two devices of host memory, 16 GiB each, so that the
+// device code path, device indices and out-of-memory errors are exercised
+// on machines without a GPU.
+#pragma once
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "../tessera.hpp"
+#include "caching_allocator.hpp"
+#include "memory_summary.hpp"
+#if defined(__CUDACC__)
+#include "cuda_memory.hpp"
+#else
+#include "host_memory.hpp"
+#endif
+
+namespace tsr::detail::cuda {
+
+#if defined(__CUDACC__)
+inline int runtime_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // no driver or no device: CUDA is not available
+    return 0;
+  }
+  return count;
+}
+inline std::unique_ptr<DeviceMemory> device_memory(int device) { return std::make_unique<CudaMemory>(device); }
+inline void copy_bytes(int device, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy kind) {
+  const CurrentDeviceScope scope(device);
+  const cudaMemcpyKind direction = kind == DeviceBackend::Copy::HostToDevice   ? cudaMemcpyHostToDevice
+                                   : kind == DeviceBackend::Copy::DeviceToHost ? cudaMemcpyDeviceToHost
+                                                                               : cudaMemcpyDeviceToDevice;
+  check_cuda(cudaMemcpy(dst, src, nbytes, direction), "cudaMemcpy");
+}
+inline void synchronize_device(int device) {
+  const CurrentDeviceScope scope(device);
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+#else
+inline constexpr int kEmulatedDevices = 2;
+inline constexpr std::size_t kEmulatedCapacity = std::size_t(16) << 30;
+inline int runtime_device_count() { return kEmulatedDevices; }
+inline std::unique_ptr<DeviceMemory> device_memory(int) { return std::make_unique<HostMemory>(kEmulatedCapacity); }
+inline void copy_bytes(int, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy) {
+  std::memcpy(dst, src, nbytes);
+}
+inline void synchronize_device(int) {}  // host work is done when it returns
+#endif
+
+class TensorBackend final : public DeviceBackend {
+ public:
+  TensorBackend() : count_(runtime_device_count()) {
+    for (int d = 0; d < count_; ++d) {
+      memory_.push_back(device_memory(d));
+      allocators_.push_back(std::make_unique<CachingAllocator>(*memory_.back(), d));
+    }
+  }
+
+  int device_count() override { return count_; }
+  // Tensors use the default stream until streams reach the tensor API.
+  void* allocate(int device, std::size_t nbytes) override { return allocators_[device]->allocate(nbytes, 0); }
+  void deallocate(int device, void* ptr) override { allocators_[device]->deallocate(ptr); }
+  void copy(int device, void* dst, const void* src, std::size_t nbytes, Copy kind) override {
+    copy_bytes(device, dst, src, nbytes, kind);
+  }
+  void synchronize() override {
+    for (int d = 0; d < count_; ++d) synchronize_device(d);
+  }
+  std::size_t memory_allocated(int device) override { return current(stats(device).allocated_bytes); }
+  std::size_t max_memory_allocated(int device) override {
+    return static_cast<std::size_t>(stats(device).allocated_bytes[kAllPools].peak);
+  }
+  std::size_t memory_reserved(int device) override { return current(stats(device).reserved_bytes); }
+  void reset_peak_memory_stats(int device) override { allocators_[device]->reset_peak_stats(); }
+  void empty_cache() override {
+    for (auto& allocator : allocators_) allocator->empty_cache();
+  }
+  std::string memory_summary(int device) override { return cuda::memory_summary(stats(device), device); }
+
+ private:
+  MemoryStats stats(int device) const { return allocators_[device]->stats(); }
+  static std::size_t current(const StatArray& stat) { return static_cast<std::size_t>(stat[kAllPools].current); }
+
+  int count_;
+  std::vector<std::unique_ptr<DeviceMemory>> memory_;
+  std::vector<std::unique_ptr<CachingAllocator>> allocators_;
+};
+
+// The backend lives as long as the program: tensors with static storage
+// duration may free their memory after every other static is gone.
+inline TensorBackend& tensor_backend() {
+  static TensorBackend* const backend = new TensorBackend;
+  return *backend;
+}
+
+// Registered during static initialization of any translation unit that
+// includes this header.
+inline const bool tensor_backend_registered = [] {
+  cuda_backend_slot() = &tensor_backend();
+  return true;
+}();
+
+}  // namespace tsr::detail::cuda
