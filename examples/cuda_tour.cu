@@ -2,7 +2,7 @@
 // fused expressions running as one kernel each, full reductions, autograd,
 // and the caching allocator's statistics. Build with nvcc:
 //
-//   nvcc -std=c++20 -O2 -arch=sm_80 -Iinclude examples/cuda_tour.cu -o cuda_tour
+//   nvcc -std=c++20 -O2 -arch=sm_80 -Iinclude examples/cuda_tour.cu -lcublas -o cuda_tour
 //
 // (or as the emulated build with a host compiler: see docs/cuda.md).
 #include <tessera.hpp>
@@ -31,8 +31,13 @@ int main() {
   y.t().slice(0, 1, 3) += 1.f;
   std::cout << "after writing through views:\n" << y << "\n";
 
-  // Full reductions give 0-d tensors on the device; item() copies back.
+  // Reductions give tensors on the device; item() copies a value back.
   std::cout << "sum(y) = " << sum(y) << ", amax(x) = " << amax(x).item() << "\n";
+  std::cout << "row sums of y: " << sum(y, {1}) << "\n";
+
+  // Matrix products through cuBLAS (row-major by the transpose identity:
+  // y.t() is read as it lies, not copied).
+  std::cout << "y^T x =\n" << matmul(y.t(), x) << "\n";
 
   // Autograd: the fused backward runs on the device too.
   auto p = arange<float>(-1.f, 2.f).to(gpu).requires_grad_();

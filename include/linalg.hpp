@@ -131,13 +131,61 @@ void matmul_into(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
   }
 }
 
+// The device's strided-batched product (cuda/matmul.hpp), in translation
+// units that have it.
+namespace cuda {
+template <class T>
+struct StridedMatrices;
+template <class T>
+bool batched_gemm(int device, int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, StridedMatrices<const T> a,
+                  StridedMatrices<const T> b, T beta, StridedMatrices<T> c);
+}  // namespace cuda
+
+// True when a product of a and b runs on a device.
+template <class T>
+bool on_device(const Tensor<T>& a, const Tensor<T>& b) {
+  return !a.device().is_cpu() || !b.device().is_cpu();
+}
+
+// c = alpha * a b + beta * c on the tensors' device, for matrices (2-D) or
+// batches of them (3-D, an operand's batch stride may be 0); c's rows are
+// contiguous (a new tensor's). An operand that cuBLAS cannot read as it
+// lies (no unit stride) is copied contiguous first.
+template <class T>
+void matmul_on_device(const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b, T alpha, T beta) {
+  const Device device = c.device();
+  check_same_device(device, a);
+  check_same_device(device, b);
+  if constexpr (!is_floating_v<T>) {
+    fail<Error>("\"addmm_cuda\" not implemented for '", std::is_same_v<T, int32_t> ? "Int" : "Long", "'");
+  } else if constexpr (!kCudaBackend) {
+    fail_compiled_without_cuda(device, "a matrix product");
+  } else {
+    const bool batched = c.dim() == 3;
+    const auto matrices = [&](const Tensor<T>& t) {
+      return cuda::StridedMatrices<const T>{t.device_data_ptr(), batched ? t.stride(0) : 0, t.stride(-2),
+                                            t.stride(-1)};
+    };
+    const int64_t batch = batched ? c.size(0) : 1, m = c.size(-2), n = c.size(-1), k = a.size(-1);
+    const cuda::StridedMatrices<T> out{c.device_data_ptr(), batched ? c.stride(0) : 0, c.stride(-2), c.stride(-1)};
+    if (cuda::batched_gemm<T>(device.index, batch, m, n, k, alpha, matrices(a), matrices(b), beta, out)) return;
+    const Tensor<T> dense_a = a.contiguous(), dense_b = b.contiguous();
+    check(cuda::batched_gemm<T>(device.index, batch, m, n, k, alpha, matrices(dense_a), matrices(dense_b), beta, out),
+          "a matrix product on ", device.str(), " with sizes beyond cuBLAS's int range");
+  }
+}
+
 template <class T>
 Tensor<T> mm_impl(const Tensor<T>& a, const Tensor<T>& b) {
   check(a.dim() == 2, "self must be a matrix");
   check(b.dim() == 2, "mat2 must be a matrix");
   check(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1), " and ",
         b.size(0), "x", b.size(1), ")");
-  auto out = Tensor<T>::allocate({a.size(0), b.size(1)});
+  auto out = Tensor<T>::allocate({a.size(0), b.size(1)}, a.device());
+  if (on_device(a, b)) {
+    matmul_on_device(out, a, b, T(1), T(0));
+    return out;
+  }
   matmul_into(a.size(0), b.size(1), a.size(1), T(1), mat_view(a), mat_view(b), T(0), mat_span(out));
   return out;
 }
@@ -146,7 +194,11 @@ template <class T>
 Tensor<T> mv_impl(const Tensor<T>& a, const Tensor<T>& v) {
   check(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
   check(a.size(1) == v.size(0), "size mismatch, got ", a.size(0), ", ", a.size(0), "x", a.size(1), ",", v.size(0));
-  auto out = Tensor<T>::allocate({a.size(0)});
+  auto out = Tensor<T>::allocate({a.size(0)}, a.device());
+  if (on_device(a, v)) {
+    matmul_on_device(out.unsqueeze(1), a, v.unsqueeze(1), T(1), T(0));
+    return out;
+  }
   matmul_into(a.size(0), 1, a.size(1), T(1), mat_view(a), MatView<T>{v.data_ptr(), v.stride(0), 0}, T(0),
               MatSpan<T>{out.data_ptr(), 1, 1});
   return out;
@@ -157,7 +209,11 @@ Tensor<T> dot_impl(const Tensor<T>& a, const Tensor<T>& b) {
   check(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
   check(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [", b.numel(),
         "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(), " elements respectively");
-  auto out = Tensor<T>::allocate({});
+  auto out = Tensor<T>::allocate({}, a.device());
+  if (on_device(a, b)) {
+    matmul_on_device(out.reshape({1, 1}), a.unsqueeze(0), b.unsqueeze(1), T(1), T(0));
+    return out;
+  }
   matmul_into(1, 1, a.numel(), T(1), MatView<T>{a.data_ptr(), 0, a.stride(0)}, MatView<T>{b.data_ptr(), b.stride(0), 0},
               T(0), MatSpan<T>{out.data_ptr(), 1, 1});
   return out;
@@ -172,12 +228,21 @@ Tensor<T> batched_matmul(const Tensor<T>& a, const Tensor<T>& b) {
   Shape out_shape = batch;
   out_shape.push_back(n);
   out_shape.push_back(p);
-  auto out = Tensor<T>::allocate(out_shape);
+  auto out = Tensor<T>::allocate(out_shape, a.device());
   const int64_t count = numel_of(batch);
   if (out.numel() == 0) return out;
   Shape sa = batch, sb = batch;
   sa.push_back(n), sa.push_back(k), sb.push_back(k), sb.push_back(p);
   const Tensor<T> ea = a.expand(sa), eb = b.expand(sb);
+  if (on_device(a, b)) {  // one strided batch: the batch dims folded into one (copied where they do not fold)
+    const auto folded = [&](const Tensor<T>& t, int64_t rows, int64_t cols) {
+      const Shape shape{count, rows, cols};
+      if (auto st = view_strides(t.sizes(), t.strides(), shape)) return t.as_strided(shape, *st, t.storage_offset());
+      return t.contiguous().view(shape);
+    };
+    matmul_on_device(out.view({count, n, p}), folded(ea, n, k), folded(eb, k, p), T(1), T(0));
+    return out;
+  }
   const int64_t nb = static_cast<int64_t>(batch.size());
   // The offsets of batch element i in a and b.
   auto offsets = [&](int64_t i, int64_t& oa, int64_t& ob) {
@@ -331,13 +396,16 @@ auto addmm(const C& c, const A& a, const B& b, Beta beta = 1, Alpha alpha = 1) {
   const Tensor<T> ta(a), tb(b);
   detail::check_addmm_operands(ta, tb);
   const Tensor<T> tc(c);
-  auto out = Tensor<T>::allocate({ta.size(0), tb.size(1)});
+  auto out = Tensor<T>::allocate({ta.size(0), tb.size(1)}, ta.device());
   detail::unrecorded([&] {
     if (beta != Beta(0)) out.copy_(tc.expand(out.sizes()));
     else (void)tc.expand(out.sizes());  // the shape check still applies
   });
-  detail::matmul_into(ta.size(0), tb.size(1), ta.size(1), static_cast<T>(alpha), detail::mat_view(ta),
-                      detail::mat_view(tb), static_cast<T>(beta), detail::mat_span(out));
+  if (detail::on_device(ta, tb))
+    detail::matmul_on_device(out, ta, tb, static_cast<T>(alpha), static_cast<T>(beta));
+  else
+    detail::matmul_into(ta.size(0), tb.size(1), ta.size(1), static_cast<T>(alpha), detail::mat_view(ta),
+                        detail::mat_view(tb), static_cast<T>(beta), detail::mat_span(out));
   detail::record_op<autograd::tag::Addmm>(out, tc, ta, tb, static_cast<T>(beta), static_cast<T>(alpha));
   return out;
 }
@@ -354,7 +422,9 @@ Tensor<T>& addmm_(Tensor<T>& c, const A& a, const B& b, Beta beta = 1, Alpha alp
   const Shape shape{ta.size(0), tb.size(1)};
   detail::check(c.sizes() == shape, "Bad in-place call: input tensor size ", c.sizes(), " and output tensor size ",
                 shape, " should match");
-  if (c.is_alias_of(ta) || c.is_alias_of(tb)) {  // the product must not see its own writes
+  // Through a new result when the product must not see its own writes, and
+  // on a device (whose product writes whole rows of a new tensor).
+  if (c.is_alias_of(ta) || c.is_alias_of(tb) || !c.device().is_cpu() || detail::on_device(ta, tb)) {
     c.copy_(addmm(c, ta, tb, beta, alpha));
     return c;
   }

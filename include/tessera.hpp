@@ -53,6 +53,7 @@
 // emulated device build (detail/config.hpp); nothing of it elsewhere.
 #if TSR_CUDA_BACKEND
 #include "cuda/elementwise.hpp"
+#include "cuda/matmul.hpp"
 #include "cuda/reduce.hpp"
 #include "cuda/tensor_backend.hpp"
 #endif

@@ -8,6 +8,7 @@
 
 #include <cuda/caching_allocator.hpp>
 #include <cuda/gemm_layout.hpp>
+#include <cuda/host_gemm.hpp>
 #include <cuda/host_memory.hpp>
 #include <cuda/memory_summary.hpp>
 
@@ -202,30 +203,6 @@ TEST_CASE("peaks reset to the current values; a pointer the allocator did not gi
   alloc.deallocate(a);
 }
 
-namespace {
-
-// cublas<t>gemmStridedBatched as its documentation defines it (column-major,
-// alpha 1, beta 0), on the host.
-void column_major_reference(const ColumnMajorGemm<double>& g) {
-  for (int b = 0; b < g.batch; ++b) {
-    const double* A = g.first + b * g.stride_first;
-    const double* B = g.second + b * g.stride_second;
-    double* C = g.c + b * g.stride_c;
-    for (int i = 0; i < g.m; ++i)
-      for (int j = 0; j < g.n; ++j) {
-        double sum = 0;
-        for (int l = 0; l < g.k; ++l) {
-          const double x = g.op_first == BlasOp::N ? A[i + l * g.ld_first] : A[l + i * g.ld_first];
-          const double y = g.op_second == BlasOp::N ? B[l + j * g.ld_second] : B[j + l * g.ld_second];
-          sum += x * y;
-        }
-        C[i + j * g.ldc] = sum;
-      }
-  }
-}
-
-}  // namespace
-
 TEST_CASE("cuBLAS's column-major arguments compute the row-major product for every BLAS layout, without copies") {
   using namespace gemm_cases;
   const int cases = for_each_case([](int64_t batch, int64_t m, int64_t n, int64_t k, Layout la, Layout lb) {
@@ -238,7 +215,7 @@ TEST_CASE("cuBLAS's column-major arguments compute the row-major product for eve
     REQUIRE(g.has_value());
     CHECK(g->first == b.data);  // operands passed as they are
     CHECK(g->second == a.data);
-    column_major_reference(*g);
+    host_gemm_strided_batched(*g, 1.0, 0.0);
     for (int64_t x = 0; x < batch; ++x)
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
@@ -574,6 +551,61 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
   }
 }
 
+TEST_CASE("device tensors: matrix products through the device's GEMM (cuBLAS's definition, emulated)") {
+  using namespace tsr;
+  // Small integers: every product is exact, whatever the order of the sums.
+  const auto [a, da] = on_both(arange<float>(-6.f, 6.f).view({3, 4}));
+  const auto [b, db] = on_both(arange<float>(-7.f, 13.f).view({4, 5}));
+  const auto [v, dv] = on_both(arange<float>(1.f, 5.f));
+  const auto [t, dt] = on_both(arange<double>(0., 24.).view({2, 3, 4}));
+  const auto [u, du] = on_both(arange<double>(-10., 10.).view({4, 5}));
+  CHECK(same_as_cpu<float>(mm(da, db), mm(a, b)));
+  CHECK(same_as_cpu<float>(mm(db.t(), da.t()), mm(b.t(), a.t())));            // transposed operands, read as they lie
+  CHECK(same_as_cpu<float>(mm(da.slice(1, 0, 4, 2), db.slice(0, 0, 4, 2)),     // strided, copied first
+                           mm(a.slice(1, 0, 4, 2), b.slice(0, 0, 4, 2))));
+  CHECK(same_as_cpu<float>(matmul(da, dv), matmul(a, v)));
+  CHECK(same_as_cpu<float>(matmul(dv, db), matmul(v, b)));
+  CHECK(same_as_cpu<float>(matmul(dv, dv), matmul(v, v)));
+  CHECK(same_as_cpu<double>(matmul(dt, du), matmul(t, u)));                  // batched times a matrix
+  CHECK(same_as_cpu<double>(matmul(dt.unsqueeze(1), du.t().unsqueeze(0).expand({3, 5, 4}).transpose(1, 2)),
+                            matmul(t.unsqueeze(1), u.t().unsqueeze(0).expand({3, 5, 4}).transpose(1, 2))));
+  CHECK(same_as_cpu<double>(bmm(dt, dt.transpose(1, 2)), bmm(t, t.transpose(1, 2))));
+  CHECK(same_as_cpu<float>(addmm(dv.slice(0, 0, 1), da, db.slice(1, 0, 4), 0.5, 2.0),
+                           addmm(v.slice(0, 0, 1), a, b.slice(1, 0, 4), 0.5, 2.0)));
+  CHECK(same_as_cpu<float>(linear(da, db.t().slice(0, 0, 3), dv.slice(0, 0, 3)),
+                           linear(a, b.t().slice(0, 0, 3), v.slice(0, 0, 3))));
+  Tensor<float> c = a.clone(), dc = da.clone();
+  addmm_(c, a, b.slice(1, 0, 4), 1.0, -1.0);
+  addmm_(dc, da, db.slice(1, 0, 4), 1.0, -1.0);
+  CHECK(same_as_cpu(dc, c));
+  CHECK(mm(empty<float>({0, 4}, tsr::cuda(0)), db).sizes() == Shape{0, 5});
+  CHECK(same_as_cpu<float>(mm(empty<float>({3, 0}, tsr::cuda(0)), empty<float>({0, 2}, tsr::cuda(0))),
+                           zeros<float>({3, 2})));
+  CHECK_THROWS_WITH_AS(mm(arange<int64_t>(0, 4).view({2, 2}).to(tsr::cuda(0)), arange<int64_t>(0, 4).view({2, 2}).to(tsr::cuda(0))),
+                       "\"addmm_cuda\" not implemented for 'Long'", Error);
+  CHECK_THROWS_WITH_AS(mm(da, b), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
+  CHECK_THROWS_WITH_AS(mm(a, db), "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!", Error);
+
+  SUBCASE("autograd: a linear layer's gradients on the device") {
+    auto w = Tensor<float>(arange<float>(0.f, 12.f).view({3, 4}) * 0.1f).requires_grad_();
+    auto bias = arange<float>(0.f, 3.f).requires_grad_();
+    Tensor<float> dw, dbias;
+    {
+      const NoGradGuard no_grad;
+      dw = w.to(tsr::cuda(0));
+      dbias = bias.to(tsr::cuda(0));
+    }
+    dw.requires_grad_();
+    dbias.requires_grad_();
+    const Tensor<float> x = arange<float>(-4.f, 4.f).view({2, 4}) * 0.25f;
+    tanh(linear(x, w, bias)).sum().backward();
+    tanh(linear(x.to(tsr::cuda(0)), dw, dbias)).sum().backward();
+    CHECK(dw.grad().device() == Device(tsr::cuda(0)));
+    CHECK(allclose(dw.grad().to(kCPU), w.grad(), 1e-6, 1e-7));
+    CHECK(allclose(dbias.grad().to(kCPU), bias.grad(), 1e-6, 1e-7));
+  }
+}
+
 TEST_CASE("device tensors: PyTorch's errors for mixed devices, bad devices and exhausted memory") {
   using namespace tsr;
   const auto host = arange<float>(0.f, 6.f);
@@ -588,8 +620,7 @@ TEST_CASE("device tensors: PyTorch's errors for mixed devices, bad devices and e
   CHECK_THROWS_WITH_AS(tsr::cuda(-1), "Device index must not be negative", Error);
   // Operations without a device path yet refuse device tensors instead of
   // reading device memory on the host.
-  CHECK_THROWS_WITH_AS(matmul(dev0.view({2, 3}), dev0.view({3, 2})),
-                       doctest::Contains("is not implemented for tensors on cuda:0 in tessera yet"), Error);
+  CHECK_THROWS_WITH_AS(sort(dev0), doctest::Contains("is not implemented for tensors on cuda:0 in tessera yet"), Error);
   CHECK_THROWS_WITH_AS(dev0.data_ptr(), doctest::Contains("copy them to the CPU first with .to(tsr::kCPU)"), Error);
   CHECK(dev0.device_data_ptr() != nullptr);
   // 20 GiB on a 16 GiB device: the cache is emptied, the allocation retried

@@ -1,28 +1,15 @@
 // Matrix products through cuBLAS: one strided-batched GEMM per product,
 // with the arguments of cuda/gemm_layout.hpp (no copies of transposed
-// operands), and PyTorch's precision switches:
-//
-//   tsr::backends::cuda::matmul::allow_tf32 = true;   // float products may round inputs to TF32
-//   tsr::backends::cuda::matmul::allow_fp16_reduced_precision_reduction = false;
-//
-// allow_tf32 is false by default, as in PyTorch 1.12 and later: float
-// products are computed in float. Half and bfloat16 products accumulate in
-// float; allow_fp16_reduced_precision_reduction (true by default, as in
-// PyTorch) lets cuBLAS reduce partial sums in half precision.
+// operands), and PyTorch's precision switches (cuda/matmul_flags.hpp).
 #pragma once
 #include <cublas_v2.h>
 
-#include <atomic>
 #include <type_traits>
 
 #include "../errors.hpp"
 #include "../half.hpp"
 #include "gemm_layout.hpp"
-
-namespace tsr::backends::cuda::matmul {
-inline std::atomic<bool> allow_tf32{false};
-inline std::atomic<bool> allow_fp16_reduced_precision_reduction{true};
-}  // namespace tsr::backends::cuda::matmul
+#include "matmul_flags.hpp"
 
 namespace tsr::detail::cuda {
 
