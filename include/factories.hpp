@@ -201,23 +201,23 @@ Tensor<T> randperm(int64_t n) {
   return randperm<T>(n, detail::current_generator());
 }
 
-// ----- *_like -----------------------------------------------------------------
+// ----- *_like: the shape, element type and device of e ---------------------------
 template <Expression E>
 auto empty_like(const E& e) {
-  return empty<typename E::value_type>(e.sizes());
+  return empty<typename E::value_type>(e.sizes(), detail::expr_device(e));
 }
 template <Expression E>
 auto zeros_like(const E& e) {
-  return zeros<typename E::value_type>(e.sizes());
+  return zeros<typename E::value_type>(e.sizes(), detail::expr_device(e));
 }
 template <Expression E>
 auto ones_like(const E& e) {
-  return ones<typename E::value_type>(e.sizes());
+  return ones<typename E::value_type>(e.sizes(), detail::expr_device(e));
 }
 template <Expression E, class S>
 auto full_like(const E& e, S value) {
   using T = typename E::value_type;
-  return full<T>(e.sizes(), detail::convert<T>(value));
+  return full<T>(e.sizes(), detail::convert<T>(value), detail::expr_device(e));
 }
 template <Expression E>
 auto rand_like(const E& e) {

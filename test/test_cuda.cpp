@@ -298,6 +298,8 @@ TEST_CASE("memory_summary of a real sequence: the allocator's statistics in the 
 
 #if TSR_TEST_THRUST
 #include <tessera.hpp>  // with the backend: cuda/elementwise.hpp and cuda/reduce.hpp
+#include <nn/nn.hpp>
+#include <optim/sgd.hpp>
 
 namespace {
 
@@ -604,6 +606,54 @@ TEST_CASE("device tensors: matrix products through the device's GEMM (cuBLAS's d
     CHECK(allclose(dw.grad().to(kCPU), w.grad(), 1e-6, 1e-7));
     CHECK(allclose(dbias.grad().to(kCPU), bias.grad(), 1e-6, 1e-7));
   }
+}
+
+TEST_CASE("device tensors: a model moved with to(device) trains as on the CPU") {
+  using namespace tsr;
+  // Two copies of one MLP (the same initial weights), one moved to cuda:1.
+  const auto make = [] {
+    manual_seed(7);
+    nn::Sequential net;
+    net->push_back(nn::Linear(4, 8));
+    net->push_back(nn::ReLU());
+    net->push_back(nn::Linear(8, 2));
+    return net;
+  };
+  nn::Sequential cpu_net = make(), dev_net = make();
+  dev_net->to(tsr::cuda(1));
+  for (auto& p : dev_net->parameters()) {
+    CHECK(p.as<float>().device() == Device(tsr::cuda(1)));
+    CHECK(p.as<float>().requires_grad());
+    CHECK(p.as<float>().is_leaf());
+  }
+  const Tensor<float> x = arange<float>(-8.f, 8.f).view({4, 4}) * 0.125f;
+  const Tensor<float> y = arange<float>(0.f, 8.f).view({4, 2}) * 0.25f;
+  const Tensor<float> dx = x.to(tsr::cuda(1)), dy = y.to(tsr::cuda(1));
+  // Plain gradient descent written as expressions: it runs where the
+  // parameters are. (The optimizers' fused steps are host kernels: they
+  // refuse device parameters for now.)
+  const auto descend = [](nn::Sequential& net) {
+    const NoGradGuard no_grad;
+    for (auto& p : net->parameters()) p.as<float>() -= 0.1f * p.as<float>().grad();
+  };
+  for (int step = 0; step < 4; ++step) {
+    cpu_net->zero_grad();
+    dev_net->zero_grad();
+    const Tensor<float> cpu_loss = nn::functional::mse_loss(cpu_net->forward(x), y);
+    const Tensor<float> dev_loss = nn::functional::mse_loss(dev_net->forward(dx), dy);
+    CHECK(dev_loss.device() == Device(tsr::cuda(1)));
+    CHECK(dev_loss.item() == doctest::Approx(cpu_loss.item()).epsilon(1e-5));
+    cpu_loss.backward();
+    dev_loss.backward();
+    descend(cpu_net);
+    descend(dev_net);
+  }
+  const auto cpu_params = cpu_net->parameters(), dev_params = dev_net->parameters();
+  REQUIRE(cpu_params.size() == dev_params.size());
+  for (std::size_t i = 0; i < cpu_params.size(); ++i)
+    CHECK(allclose(dev_params[i].as<float>().to(kCPU), cpu_params[i].as<float>(), 1e-5, 1e-6));
+  optim::SGD sgd(dev_net->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  CHECK_THROWS_WITH_AS(sgd.step(), doctest::Contains("is not implemented for tensors on cuda:1 in tessera yet"), Error);
 }
 
 TEST_CASE("device tensors: PyTorch's errors for mixed devices, bad devices and exhausted memory") {

@@ -10,11 +10,12 @@
 namespace tsr::detail {
 // act(x W^T + b) with the activation in the product's epilogue (the bias is
 // the product's starting value, as in addmm). x is (..., in), its leading
-// dims folded into the rows of one product.
+// dims folded into the rows of one product. (On a device: the product, then
+// the activation.)
 template <class T>
 Tensor<T> linear_activated(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>& b, Activation act) {
   const bool fusable = act != Activation::none && w.dim() == 2 && x.dim() >= 2 && x.size(-1) == w.size(1) &&
-                       (!b.defined() || b.dim() <= 1);
+                       (!b.defined() || b.dim() <= 1) && x.device().is_cpu() && w.device().is_cpu();
   if (!fusable) return activate(b.defined() ? tsr::linear(x, w, b) : tsr::linear(x, w), act);
   const Tensor<T> rows = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)}), wt = w.t();
   auto out = Tensor<T>::allocate({rows.size(0), w.size(0)});

@@ -141,6 +141,17 @@ class Module : public std::enable_shared_from_this<Module> {
     });
   }
 
+  // ----- device -------------------------------------------------------------
+  // Moves every parameter and buffer to `device` in place (what the module's
+  // own handles see too), as PyTorch's module.to(device); parameters keep
+  // requires_grad and stay leaves, gradients are dropped.
+  void to(Device device) {
+    apply([&](Module& m) {
+      for (auto& slot : m.params_) move_slot(slot->value, device, true);
+      for (auto& slot : m.buffers_) move_slot(slot->value, device, false);
+    });
+  }
+
   // ----- state_dict -----------------------------------------------------------
   // Parameters and then buffers of each module, the children's after their
   // parent's own, detached (they share the module's data, as PyTorch's).
@@ -310,6 +321,16 @@ class Module : public std::enable_shared_from_this<Module> {
     AnyTensor converted = slot.to<U>();
     if (parameter) converted.as<U>().requires_grad_(grad);
     slot = std::move(converted);
+  }
+  static void move_slot(AnyTensor& slot, Device device, bool parameter) {
+    if (!slot.defined()) return;
+    AnyTensor moved = slot.visit([&]<class T>(const Tensor<T>& t) {
+      if (t.device() == device) return AnyTensor(t);
+      Tensor<T> copy = t.detach().to(device);
+      if (parameter) copy.requires_grad_(t.requires_grad());
+      return AnyTensor(copy);
+    });
+    slot = std::move(moved);
   }
   static void copy_converting(AnyTensor& dst, const AnyTensor& src) {
     dst.visit([&]<class T>(Tensor<T>& d) {

@@ -52,8 +52,8 @@ class Adadelta : public PerParameterOptimizer<Adadelta, AdadeltaOptions> {
   static void update(const AdadeltaOptions& o, Tensor<T>& p, ParamState& state) {
     if (state.empty()) {  // PyTorch's order: step, square_avg, acc_delta
       state.set("step", int64_t{0});
-      state.set("square_avg", AnyTensor(zeros<T>(p.sizes())));
-      state.set("acc_delta", AnyTensor(zeros<T>(p.sizes())));
+      state.set("square_avg", AnyTensor(zeros_like(p)));
+      state.set("acc_delta", AnyTensor(zeros_like(p)));
     }
     ++state.integer("step");
     const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());

@@ -50,7 +50,7 @@ class Adagrad : public PerParameterOptimizer<Adagrad, AdagradOptions> {
         param_groups_[g].params()[i].visit([&]<class T>(const Tensor<T>& p) {
           if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
             state_[g][i].set("step", AnyTensor(full<float>(Shape{}, 0.0f)));
-            state_[g][i].set("sum", AnyTensor(full<T>(p.sizes(), T(initial))));
+            state_[g][i].set("sum", AnyTensor(full_like(p, initial)));
           }
         });
       }

@@ -77,9 +77,9 @@ class AdamFamily : public PerParameterOptimizer<AdamFamily<Options, Decoupled>, 
   static void update(const Options& o, Tensor<T>& p, ParamState& state) {
     if (state.empty()) {  // PyTorch's order: step, exp_avg, exp_avg_sq[, max_exp_avg_sq]
       state.set("step", AnyTensor(full<float>(Shape{}, 0.0f)));
-      state.set("exp_avg", AnyTensor(zeros<T>(p.sizes())));
-      state.set("exp_avg_sq", AnyTensor(zeros<T>(p.sizes())));
-      if (o.amsgrad()) state.set("max_exp_avg_sq", AnyTensor(zeros<T>(p.sizes())));
+      state.set("exp_avg", AnyTensor(zeros_like(p)));
+      state.set("exp_avg_sq", AnyTensor(zeros_like(p)));
+      if (o.amsgrad()) state.set("max_exp_avg_sq", AnyTensor(zeros_like(p)));
     }
     const double step = advance_float_step(state);  // a float, as PyTorch's step tensor
     const auto [beta1, beta2] = o.betas();

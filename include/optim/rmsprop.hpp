@@ -71,9 +71,9 @@ class RMSprop : public PerParameterOptimizer<RMSprop, RMSpropOptions> {
   static void update(const RMSpropOptions& o, Tensor<T>& p, ParamState& state) {
     if (state.empty()) {  // PyTorch's order: step, square_avg[, momentum_buffer][, grad_avg]
       state.set("step", int64_t{0});
-      state.set("square_avg", AnyTensor(zeros<T>(p.sizes())));
-      if (Momentum) state.set("momentum_buffer", AnyTensor(zeros<T>(p.sizes())));
-      if (Centered) state.set("grad_avg", AnyTensor(zeros<T>(p.sizes())));
+      state.set("square_avg", AnyTensor(zeros_like(p)));
+      if (Momentum) state.set("momentum_buffer", AnyTensor(zeros_like(p)));
+      if (Centered) state.set("grad_avg", AnyTensor(zeros_like(p)));
     }
     ++state.integer("step");
     const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());
