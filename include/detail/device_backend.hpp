@@ -60,8 +60,8 @@ inline DeviceBackend& cuda_backend(int device) {
 // templates that call them: one inline function whose text depended on the
 // translation unit would be one function to the linker.)
 [[noreturn, gnu::noinline]] inline void fail_host_only(Device device, const char* what) {
-  fail<Error>(what, " is not implemented for tensors on ", device.str(),
-              " in tessera yet; copy them to the CPU first with .to(tsr::kCPU)");
+  fail<Error>(what, " runs on the CPU only in tessera and cannot take tensors on ", device.str(),
+              "; copy them to the CPU first with .to(tsr::kCPU)");
 }
 [[noreturn, gnu::noinline]] inline void fail_compiled_without_cuda(Device device, const char* what) {
   fail<Error>("tessera was compiled without CUDA in this translation unit, which cannot run ", what, " on ",
