@@ -1,6 +1,6 @@
 // The tour on a CUDA device: tensors created on the device or copied there,
 // fused expressions running as one kernel each, full reductions, autograd,
-// and the caching allocator's statistics. Build with nvcc:
+// streams and events, and the caching allocator's statistics. Build with nvcc:
 //
 //   nvcc -std=c++20 -O2 -arch=sm_80 -Iinclude examples/cuda_tour.cu -lcublas -o cuda_tour
 //
@@ -43,6 +43,21 @@ int main() {
   auto p = arange<float>(-1.f, 2.f).to(gpu).requires_grad_();
   (p * p * 3.f + exp(p)).sum().backward();
   std::cout << "d/dp sum(3p^2 + e^p) = " << p.grad() << "\n";
+
+  // Streams: work queued on a side stream (one of the device's pool), made
+  // to wait for the default stream's work so far; events mark points in it.
+  const tsr::cuda::Stream side(0);
+  side.wait_stream(tsr::cuda::current_stream(0));
+  tsr::cuda::Event start, end;
+  {
+    const tsr::cuda::StreamGuard guard(side);  // side is this thread's current stream on cuda:0
+    start.record();
+    Tensor<float> z = tanh(y) * 0.5f + 0.5f;
+    end.record();
+    std::cout << "on " << side << ": (tanh(y) + 1) / 2 =\n" << z << "\n";
+  }
+  end.synchronize();
+  std::cout << "it took " << start.elapsed_time(end) << " ms\n";
 
   // Back to the CPU, and the allocator's view of what is held.
   std::cout << "y on the CPU:\n" << y.to(kCPU) << "\n";

@@ -52,6 +52,17 @@ struct cuda : Device {
   static void empty_cache();
   // torch.cuda.memory_summary's table for a device.
   static std::string memory_summary(int device = 0);
+
+  // Streams and events: defined in cuda/stream.hpp, and so usable in
+  // translation units that have the backend (which is where device work is
+  // queued). This thread's current stream on a device, the device's default
+  // stream, and making a stream current on its device.
+  class Stream;
+  class StreamGuard;
+  class Event;
+  static inline Stream current_stream(int device = 0);
+  static inline Stream default_stream(int device = 0);
+  static inline void set_stream(const Stream& stream);
 };
 
 inline cuda::cuda(int index) : Device{Device::Type::CUDA, index} {

@@ -81,7 +81,7 @@ Tensor<T> cat_impl(const std::vector<Tensor<T>>& tensors, int64_t& dim) {
       ref = &t;
       break;
     }
-  if (!ref) return Tensor<T>::allocate({0});
+  if (!ref) return Tensor<T>::allocate({0}, tensors.front().device());
   dim = detail::wrap_dim(dim, ref->dim());
   Shape shape = ref->sizes();
   int64_t total = 0;
@@ -97,7 +97,9 @@ Tensor<T> cat_impl(const std::vector<Tensor<T>>& tensors, int64_t& dim) {
     total += t.size(dim);
   }
   shape[static_cast<std::size_t>(dim)] = total;
-  auto out = Tensor<T>::allocate(shape);
+  // On the tensors' device: each piece is one copy there (another device's
+  // piece is refused by the copy, with PyTorch's message).
+  auto out = Tensor<T>::allocate(shape, ref->device());
   int64_t at = 0;
   for (const auto& t : tensors) {
     if (detail::skipped_in_cat(t)) continue;

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace tsr::detail::cuda;
@@ -299,7 +300,7 @@ TEST_CASE("memory_summary of a real sequence: the allocator's statistics in the 
 #if TSR_TEST_THRUST
 #include <tessera.hpp>  // with the backend: cuda/elementwise.hpp and cuda/reduce.hpp
 #include <nn/nn.hpp>
-#include <optim/sgd.hpp>
+#include <optim/optim.hpp>
 
 namespace {
 
@@ -480,6 +481,12 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
     CHECK(same_as_cpu(dsq, sq));
     CHECK(dsq.to_vector() == std::vector<double>{0, 3, 6, 1, 4, 7, 2, 5, 8});
   }
+  SUBCASE("cat and stack: one copy per piece on the device") {
+    CHECK(same_as_cpu<float>(cat({da, dcol, da.slice(1, 0, 1)}, 1), cat({a, col, a.slice(1, 0, 1)}, 1)));
+    CHECK(same_as_cpu<float>(stack<float>({da.t(), Tensor<float>(da.t() * 2.f)}, 1), stack<float>({a.t(), Tensor<float>(a.t() * 2.f)}, 1)));
+    CHECK(cat({da, da}, 0).device() == Device(tsr::cuda(0)));
+    CHECK_THROWS_WITH_AS(cat({da, a}, 0), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
+  }
   SUBCASE("full reductions: 0-d tensors on the device") {
     const Tensor<float> s = sum(da * db + 1.f);
     CHECK(s.device() == Device(tsr::cuda(0)));
@@ -608,9 +615,10 @@ TEST_CASE("device tensors: matrix products through the device's GEMM (cuBLAS's d
   }
 }
 
-TEST_CASE("device tensors: a model moved with to(device) trains as on the CPU") {
+namespace {
+// Two copies of one MLP (the same initial weights), the second on cuda:1.
+std::pair<tsr::nn::Sequential, tsr::nn::Sequential> mlp_here_and_on_device() {
   using namespace tsr;
-  // Two copies of one MLP (the same initial weights), one moved to cuda:1.
   const auto make = [] {
     manual_seed(7);
     nn::Sequential net;
@@ -621,39 +629,247 @@ TEST_CASE("device tensors: a model moved with to(device) trains as on the CPU") 
   };
   nn::Sequential cpu_net = make(), dev_net = make();
   dev_net->to(tsr::cuda(1));
+  return {cpu_net, dev_net};
+}
+
+// `steps` steps of MSE training with an optimizer made by make_optimizer,
+// on the CPU and on cuda:1, from the same weights: the same losses and
+// parameters (within float rounding).
+// The step takes a closure (as LBFGS needs; the others call it once), which
+// clips the gradients' norm when `clip`.
+template <class MakeOptimizer>
+void check_trains_as_on_the_cpu(const MakeOptimizer& make_optimizer, int steps = 4, bool clip = false) {
+  using namespace tsr;
+  auto [cpu_net, dev_net] = mlp_here_and_on_device();
   for (auto& p : dev_net->parameters()) {
     CHECK(p.as<float>().device() == Device(tsr::cuda(1)));
     CHECK(p.as<float>().requires_grad());
     CHECK(p.as<float>().is_leaf());
   }
+  auto cpu_opt = make_optimizer(cpu_net->parameters());
+  auto dev_opt = make_optimizer(dev_net->parameters());
   const Tensor<float> x = arange<float>(-8.f, 8.f).view({4, 4}) * 0.125f;
   const Tensor<float> y = arange<float>(0.f, 8.f).view({4, 2}) * 0.25f;
   const Tensor<float> dx = x.to(tsr::cuda(1)), dy = y.to(tsr::cuda(1));
-  // Plain gradient descent written as expressions: it runs where the
-  // parameters are. (The optimizers' fused steps are host kernels: they
-  // refuse device parameters for now.)
-  const auto descend = [](nn::Sequential& net) {
-    const NoGradGuard no_grad;
-    for (auto& p : net->parameters()) p.as<float>() -= 0.1f * p.as<float>().grad();
+  const auto closure = [&](auto& opt, nn::Sequential& net, const Tensor<float>& in, const Tensor<float>& out) {
+    return [&] {
+      opt.zero_grad();
+      Tensor<float> loss = nn::functional::mse_loss(net->forward(in), out);
+      loss.backward();
+      if (clip) nn::utils::clip_grad_norm_(net->parameters(), 0.05);
+      return loss;
+    };
   };
-  for (int step = 0; step < 4; ++step) {
-    cpu_net->zero_grad();
-    dev_net->zero_grad();
-    const Tensor<float> cpu_loss = nn::functional::mse_loss(cpu_net->forward(x), y);
-    const Tensor<float> dev_loss = nn::functional::mse_loss(dev_net->forward(dx), dy);
+  for (int step = 0; step < steps; ++step) {
+    const Tensor<float> cpu_loss = cpu_opt.step(closure(cpu_opt, cpu_net, x, y)).template as<float>();
+    const Tensor<float> dev_loss = dev_opt.step(closure(dev_opt, dev_net, dx, dy)).template as<float>();
     CHECK(dev_loss.device() == Device(tsr::cuda(1)));
     CHECK(dev_loss.item() == doctest::Approx(cpu_loss.item()).epsilon(1e-5));
-    cpu_loss.backward();
-    dev_loss.backward();
-    descend(cpu_net);
-    descend(dev_net);
   }
   const auto cpu_params = cpu_net->parameters(), dev_params = dev_net->parameters();
   REQUIRE(cpu_params.size() == dev_params.size());
-  for (std::size_t i = 0; i < cpu_params.size(); ++i)
+  for (std::size_t i = 0; i < cpu_params.size(); ++i) {
+    CHECK(dev_params[i].as<float>().device() == Device(tsr::cuda(1)));
     CHECK(allclose(dev_params[i].as<float>().to(kCPU), cpu_params[i].as<float>(), 1e-5, 1e-6));
-  optim::SGD sgd(dev_net->parameters(), optim::SGDOptions(0.1).momentum(0.9));
-  CHECK_THROWS_WITH_AS(sgd.step(), doctest::Contains("runs on the CPU only in tessera and cannot take tensors on cuda:1"), Error);
+  }
+}
+}  // namespace
+
+TEST_CASE("device tensors: a model moved with to(device) trains as on the CPU, with every optimizer") {
+  using namespace tsr;
+  using P = std::vector<AnyTensor>;
+  SUBCASE("SGD, with momentum, Nesterov momentum and weight decay") {
+    check_trains_as_on_the_cpu([](P p) { return optim::SGD(p, optim::SGDOptions(0.1)); });
+    check_trains_as_on_the_cpu([](P p) { return optim::SGD(p, optim::SGDOptions(0.1).momentum(0.9).dampening(0.1)); });
+    check_trains_as_on_the_cpu([](P p) {
+      return optim::SGD(p, optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(0.01).maximize(false));
+    });
+  }
+  SUBCASE("Adam (with amsgrad) and AdamW") {
+    check_trains_as_on_the_cpu([](P p) { return optim::Adam(p, optim::AdamOptions(0.01)); });
+    check_trains_as_on_the_cpu([](P p) { return optim::Adam(p, optim::AdamOptions(0.01).amsgrad(true).weight_decay(0.1)); });
+    check_trains_as_on_the_cpu([](P p) { return optim::AdamW(p, optim::AdamWOptions(0.01)); });
+  }
+  SUBCASE("RMSprop: plain, centered, with momentum, both") {
+    for (const bool centered : {false, true})
+      for (const double momentum : {0.0, 0.5})
+        check_trains_as_on_the_cpu(
+            [&](P p) { return optim::RMSprop(p, optim::RMSpropOptions(0.01).centered(centered).momentum(momentum)); });
+  }
+  SUBCASE("LBFGS, with and without the strong-Wolfe line search") {
+    check_trains_as_on_the_cpu([](P p) { return optim::LBFGS(p, optim::LBFGSOptions(0.5).max_iter(4)); }, 2);
+    check_trains_as_on_the_cpu(
+        [](P p) { return optim::LBFGS(p, optim::LBFGSOptions(1.0).max_iter(6).line_search_fn("strong_wolfe")); }, 2);
+  }
+  SUBCASE("gradients clipped by their norm") {
+    check_trains_as_on_the_cpu([](P p) { return optim::SGD(p, optim::SGDOptions(0.1).momentum(0.5)); }, 4, true);
+  }
+  SUBCASE("Adagrad and Adadelta") {
+    check_trains_as_on_the_cpu([](P p) { return optim::Adagrad(p, optim::AdagradOptions(0.1).lr_decay(0.01)); });
+    check_trains_as_on_the_cpu([](P p) { return optim::Adadelta(p, optim::AdadeltaOptions(1.0).weight_decay(0.01)); });
+  }
+  SUBCASE("an optimizer's state lives on its parameter's device") {
+    auto [cpu_net, dev_net] = mlp_here_and_on_device();
+    optim::Adam adam(dev_net->parameters(), optim::AdamOptions(0.01));
+    const Tensor<float> x = ones<float>({3, 4}).to(tsr::cuda(1));
+    sum(dev_net->forward(x)).backward();
+    adam.step();
+    CHECK(adam.state(0, 0).tensor<float>("exp_avg").device() == Device(tsr::cuda(1)));
+    CHECK(adam.state(0, 0).tensor<float>("exp_avg_sq").device() == Device(tsr::cuda(1)));
+  }
+  SUBCASE("a parameter and its gradient on different devices: PyTorch's error") {
+    auto [cpu_net, dev_net] = mlp_here_and_on_device();
+    auto params = dev_net->parameters();
+    auto& w = params[0].as<float>();
+    w.mutable_grad() = zeros_like(w).to(kCPU);
+    optim::SGD sgd(dev_net->parameters(), optim::SGDOptions(0.1));
+    CHECK_THROWS_WITH_AS(sgd.step(), "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!", Error);
+  }
+}
+
+TEST_CASE("device tensors: cross-entropy and NLL of class indices give the CPU's losses and gradients") {
+  using namespace tsr;
+  namespace F = nn::functional;
+  using R = nn::Reduction;
+  const Tensor<float> logits = sin(arange<float>(0.f, 20.f).view({5, 4})) * 3.f;
+  const Tensor<int64_t> target = remainder(arange<int64_t>(0, 5), int64_t(4));
+  Tensor<int64_t> ignored = target.clone();
+  ignored.select(0, 2).fill_(-100);
+  const Tensor<float> weight = arange<float>(1.f, 5.f) * 0.5f;
+  const Device dev = tsr::cuda(0);
+  const Tensor<float> dev_weight = weight.to(dev);
+  // The loss of logits and targets, its value and its gradient, on the CPU
+  // and on the device: the same within float rounding.
+  const auto check_both = [&](const Tensor<int64_t>& t, const auto& options_with_weight) {
+    Tensor<float> cpu_x = logits.clone().requires_grad_();
+    Tensor<float> dev_x = logits.to(dev).requires_grad_();
+    const Tensor<float> cpu_loss = options_with_weight(cpu_x, t, weight);
+    const Tensor<float> dev_loss = options_with_weight(dev_x, t.to(dev), dev_weight);
+    CHECK(dev_loss.device() == dev);
+    CHECK(allclose(dev_loss.to(kCPU), cpu_loss, 1e-5, 1e-6));
+    sum(cpu_loss * cpu_loss).backward();
+    sum(dev_loss * dev_loss).backward();
+    CHECK(dev_x.grad().device() == dev);
+    CHECK(allclose(dev_x.grad().to(kCPU), cpu_x.grad(), 1e-5, 1e-6));
+  };
+  for (const R r : {R::Mean, R::Sum, R::None}) {
+    CAPTURE(static_cast<int>(r));
+    check_both(target, [&](const Tensor<float>& x, const Tensor<int64_t>& t, const Tensor<float>&) {
+      return F::cross_entropy(x, t, nn::CrossEntropyLossOptions().reduction(r));
+    });
+    check_both(ignored, [&](const Tensor<float>& x, const Tensor<int64_t>& t, const Tensor<float>& w) {
+      return F::cross_entropy(x, t, nn::CrossEntropyLossOptions().weight(w).reduction(r));
+    });
+    check_both(ignored, [&](const Tensor<float>& x, const Tensor<int64_t>& t, const Tensor<float>& w) {
+      return F::cross_entropy(x, t, nn::CrossEntropyLossOptions().weight(w).label_smoothing(0.2).reduction(r));
+    });
+    check_both(ignored, [&](const Tensor<float>& x, const Tensor<int64_t>& t, const Tensor<float>& w) {
+      return F::nll_loss(log_softmax(x, 1), t, nn::NLLLossOptions().weight(w).reduction(r));
+    });
+  }
+  // A bad target: PyTorch's error, whichever device holds it.
+  Tensor<int64_t> bad = target.clone();
+  bad.select(0, 1).fill_(4);
+  CHECK_THROWS_WITH_AS(F::cross_entropy(logits.to(dev), bad.to(dev)), "Target 4 is out of bounds.", IndexError);
+  CHECK_THROWS_WITH_AS(F::cross_entropy(logits.to(dev), target), doctest::Contains("Expected all tensors to be on the same device"), Error);
+}
+
+TEST_CASE("streams: each thread's current stream per device, guards, and work queued on them") {
+  using namespace tsr;
+  using S = tsr::cuda::Stream;
+  const S default0 = tsr::cuda::default_stream(0);
+  CHECK(default0.id() == 0);
+  CHECK(tsr::cuda::current_stream(0) == default0);
+  CHECK(tsr::cuda::current_stream(1) == tsr::cuda::default_stream(1));
+  const S s(1), t(1);
+  CHECK(s.device() == Device(tsr::cuda(1)));
+  CHECK(s.id() != 0);
+  CHECK(s != t);  // the pool hands out its streams in turn
+  CHECK(s.query());
+  {
+    const tsr::cuda::StreamGuard guard(s);
+    CHECK(tsr::cuda::current_stream(1) == s);
+    CHECK(tsr::cuda::current_stream(0) == default0);  // another device's current stream is left alone
+    CHECK(guard.original_stream() == tsr::cuda::default_stream(1));
+    {
+      const tsr::cuda::StreamGuard inner(t);
+      CHECK(tsr::cuda::current_stream(1) == t);
+    }
+    CHECK(tsr::cuda::current_stream(1) == s);
+    // The current stream is this thread's: another thread sees the default.
+    S seen = s;
+    std::thread([&] { seen = tsr::cuda::current_stream(1); }).join();
+    CHECK(seen == tsr::cuda::default_stream(1));
+    // Work on the stream: the same results.
+    const Tensor<float> x = arange<float>(0.f, 6.f).to(tsr::cuda(1));
+    const Tensor<float> y = exp(x) * 2.f + x;
+    CHECK(allclose(y.to(kCPU), exp(arange<float>(0.f, 6.f)) * 2.f + arange<float>(0.f, 6.f)));
+    CHECK(sum(y).item() == doctest::Approx(sum(y.to(kCPU)).item()));
+    s.synchronize();
+  }
+  CHECK(tsr::cuda::current_stream(1) == tsr::cuda::default_stream(1));
+  tsr::cuda::set_stream(t);
+  CHECK(tsr::cuda::current_stream(1) == t);
+  tsr::cuda::set_stream(tsr::cuda::default_stream(1));
+  std::ostringstream os;
+  os << default0;
+  CHECK(os.str() == "<tsr::cuda::Stream device=cuda:0 cuda_stream=0x0>");
+  CHECK_THROWS_WITH_AS(S(2), doctest::Contains("CUDA error: invalid device ordinal"), Error);
+}
+
+TEST_CASE("streams: the caching allocator's blocks follow the stream they were allocated on") {
+  using namespace tsr;
+  const tsr::cuda::Stream side(0);
+  const auto address = [](const Tensor<float>& x) { return static_cast<const void*>(x.device_data_ptr()); };
+  const void* freed = nullptr;
+  {
+    const Tensor<float> a = empty<float>({1000}, tsr::cuda(0));
+    freed = address(a);
+  }
+  {
+    // Freed on the default stream: not for another stream's use at once.
+    const tsr::cuda::StreamGuard guard(side);
+    const Tensor<float> b = empty<float>({1000}, tsr::cuda(0));
+    CHECK(address(b) != freed);
+  }
+  // ... and the default stream takes it back.
+  const Tensor<float> c = empty<float>({1000}, tsr::cuda(0));
+  CHECK(address(c) == freed);
+  // record_stream marks a tensor used by another stream's work too.
+  const void* recorded = nullptr;
+  {
+    const Tensor<float> d = empty<float>({1000}, tsr::cuda(0));
+    recorded = address(d);
+    record_stream(d, side);
+  }
+  const Tensor<float> e = empty<float>({1000}, tsr::cuda(0));
+  CHECK(address(e) == recorded);  // the emulated side stream's work is done: reused on its own stream
+  CHECK_THROWS_WITH_AS(record_stream(arange<float>(0.f, 2.f), side),
+                       "record_stream: the tensor is on cpu, not on a CUDA device", Error);
+  CHECK_THROWS_WITH_AS(record_stream(e.to(tsr::cuda(1)), side),
+                       "record_stream: the tensor is on cuda:1 and the stream on cuda:0", Error);
+}
+
+TEST_CASE("events: recorded on a stream, queried, waited for and timed") {
+  using namespace tsr;
+  tsr::cuda::Event start, end;
+  CHECK_FALSE(start.is_recorded());
+  CHECK(start.query());  // as PyTorch's: nothing recorded, nothing to wait for
+  CHECK_THROWS_WITH_AS((void)start.elapsed_time(end), "Both events must be recorded before calculating elapsed time.", Error);
+  const tsr::cuda::Stream s(0);
+  start.record(s);
+  const Tensor<float> x = ones<float>({1 << 16}, tsr::cuda(0));
+  {
+    const tsr::cuda::StreamGuard guard(s);
+    const Tensor<float> y = x * 3.f;
+    end.record();  // this thread's current stream: s
+  }
+  CHECK(start.is_recorded());
+  end.synchronize();
+  CHECK(end.query());
+  CHECK(start.elapsed_time(end) >= 0.f);
+  tsr::cuda::default_stream(0).wait_event(end);
+  tsr::cuda::default_stream(0).wait_stream(s);
 }
 
 TEST_CASE("device tensors: PyTorch's errors for mixed devices, bad devices and exhausted memory") {

@@ -17,6 +17,17 @@ inline void check_cuda(cudaError_t status, const char* call) {
                                  ") from ", call));
 }
 
+// A stream or event query's answer: done (cudaSuccess) or not yet
+// (cudaErrorNotReady, which is no error); anything else is one.
+inline bool finished(cudaError_t status, const char* call) {
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  check_cuda(status, call);
+  return true;
+}
+
 // Makes `device` current for a scope, as c10::cuda::CUDAGuard.
 class CurrentDeviceScope {
  public:
@@ -68,13 +79,7 @@ class CudaMemory final : public DeviceMemory {
     return event;
   }
   bool event_completed(Event event) override {
-    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
-    if (status == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    check_cuda(status, "cudaEventQuery");
-    return true;
+    return finished(cudaEventQuery(static_cast<cudaEvent_t>(event)), "cudaEventQuery");
   }
   void synchronize_event(Event event) override {
     check_cuda(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");

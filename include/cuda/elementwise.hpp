@@ -6,7 +6,8 @@
 // whose scalar forms are host/device functions. A thread finds its element's
 // row and column from its index, places a copy of the evaluator at that row
 // (set_row, as the CPU's tile loop does once per row) and writes one element.
-// Compiled by nvcc, Thrust launches a CUDA kernel; compiled by g++ against
+// Compiled by nvcc, Thrust launches a CUDA kernel (on the thread's current
+// stream of dst's device, cuda/stream.hpp); compiled by g++ against
 // Thrust's CPP device system (the emulated build), the same code runs on the
 // CPU, which is how it is tested on machines without a GPU.
 #pragma once
@@ -19,6 +20,7 @@
 
 #include "../detail/plan.hpp"
 #include "../tensor.hpp"
+#include "stream.hpp"
 
 namespace tsr::detail::cuda {
 
@@ -77,7 +79,10 @@ void write_elements(const Tensor<T>& dst, const E& src, const tsr::detail::Plan&
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
   const WriteElement<T, Ev> write{ev, dst.evaluator(plan), PlanIndex(plan)};
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<int64_t>(0), n, write);
+  const Launch launch(dst.device().index);
+  launch.run("thrust::for_each_n (elementwise)", [&](const auto& policy) {
+    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), n, write);
+  });
 }
 
 }  // namespace tsr::detail::cuda

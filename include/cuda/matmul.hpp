@@ -7,11 +7,11 @@
 
 #include "gemm_layout.hpp"
 #if defined(__CUDACC__)
-#include <mutex>
 #include <vector>
 
 #include "cublas.hpp"
 #include "cuda_memory.hpp"
+#include "stream.hpp"
 #else
 #include "host_gemm.hpp"
 #include "matmul_flags.hpp"
@@ -20,14 +20,21 @@
 namespace tsr::detail::cuda {
 
 #if defined(__CUDACC__)
-// One cuBLAS handle per device, made on first use and kept for the
-// program's life (PyTorch keeps a pool of them per device).
+// This thread's cuBLAS handle for a device, made on first use and destroyed
+// with the thread (a handle is not to be shared by threads that set its
+// stream; PyTorch keeps one per thread and device too).
 inline cublasHandle_t cublas_handle(int device) {
-  static std::mutex mutex;
-  static std::vector<cublasHandle_t> handles;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1);
-  cublasHandle_t& handle = handles[static_cast<std::size_t>(device)];
+  struct Handles {
+    std::vector<cublasHandle_t> of_device;
+    ~Handles() {
+      for (cublasHandle_t h : of_device)
+        if (h) cublasDestroy(h);
+    }
+  };
+  thread_local Handles handles;
+  auto& all = handles.of_device;
+  if (all.size() <= static_cast<std::size_t>(device)) all.resize(static_cast<std::size_t>(device) + 1, nullptr);
+  cublasHandle_t& handle = all[static_cast<std::size_t>(device)];
   if (!handle) {
     const CurrentDeviceScope scope(device);
     check_cublas(cublasCreate(&handle), "cublasCreate");
@@ -46,8 +53,10 @@ bool batched_gemm(int device, int64_t batch, int64_t m, int64_t n, int64_t k, T 
   if (!g) return false;
   if (batch == 0 || m == 0 || n == 0) return true;
 #if defined(__CUDACC__)
-  const CurrentDeviceScope scope(device);
-  gemm_strided_batched(cublas_handle(device), *g, alpha, beta);
+  const Launch launch(device);  // the device current, the thread's stream on it
+  cublasHandle_t handle = cublas_handle(device);
+  check_cublas(cublasSetStream(handle, reinterpret_cast<cudaStream_t>(launch.stream())), "cublasSetStream");
+  gemm_strided_batched(handle, *g, alpha, beta);
 #else
   (void)device;
   host_gemm_strided_batched(*g, alpha, beta);

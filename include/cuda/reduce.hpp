@@ -50,9 +50,11 @@ A reduce_elements(const E& e) {
   const auto ev = e.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
-  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<int64_t>(0),
-                                  thrust::counting_iterator<int64_t>(n), ReadElement<A, Ev>{ev, PlanIndex(plan)},
-                                  R::template identity<A>(), Combine<R>{});
+  const Launch launch(tsr::detail::expr_device(e).index);
+  return launch.run("thrust::transform_reduce", [&](const auto& policy) {
+    return thrust::transform_reduce(policy, thrust::counting_iterator<int64_t>(0), thrust::counting_iterator<int64_t>(n),
+                                    ReadElement<A, Ev>{ev, PlanIndex(plan)}, R::template identity<A>(), Combine<R>{});
+  });
 }
 
 // ----- reductions over dimensions -------------------------------------------
@@ -144,7 +146,10 @@ void reduce_dims_into(const Tensor<A>& out, const E& e, const tsr::detail::Reduc
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
   const ReduceOutput<R, A, Ev> reduce{ev, rp, out.device_data_ptr(), R::template identity<A>()};
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<int64_t>(0), rp.outputs, reduce);
+  const Launch launch(out.device().index);
+  launch.run("thrust::for_each_n (reduction over dims)", [&](const auto& policy) {
+    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), rp.outputs, reduce);
+  });
 }
 
 }  // namespace tsr::detail::cuda

@@ -15,6 +15,7 @@
 #include "../tessera.hpp"
 #include "caching_allocator.hpp"
 #include "memory_summary.hpp"
+#include "stream.hpp"
 #if defined(__CUDACC__)
 #include "cuda_memory.hpp"
 #else
@@ -33,12 +34,16 @@ inline int runtime_device_count() {
   return count;
 }
 inline std::unique_ptr<DeviceMemory> device_memory(int device) { return std::make_unique<CudaMemory>(device); }
+// On the thread's current stream of the device, waited for: the bytes are
+// in place when it returns.
 inline void copy_bytes(int device, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy kind) {
-  const CurrentDeviceScope scope(device);
+  const Launch launch(device);
   const cudaMemcpyKind direction = kind == DeviceBackend::Copy::HostToDevice   ? cudaMemcpyHostToDevice
                                    : kind == DeviceBackend::Copy::DeviceToHost ? cudaMemcpyDeviceToHost
                                                                                : cudaMemcpyDeviceToDevice;
-  check_cuda(cudaMemcpy(dst, src, nbytes, direction), "cudaMemcpy");
+  const auto stream = reinterpret_cast<cudaStream_t>(launch.stream());
+  check_cuda(cudaMemcpyAsync(dst, src, nbytes, direction, stream), "cudaMemcpyAsync");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 inline void synchronize_device(int device) {
   const CurrentDeviceScope scope(device);
@@ -65,8 +70,10 @@ class TensorBackend final : public DeviceBackend {
   }
 
   int device_count() override { return count_; }
-  // Tensors use the default stream until streams reach the tensor API.
-  void* allocate(int device, std::size_t nbytes) override { return allocators_[device]->allocate(nbytes, 0); }
+  // Memory for use on the thread's current stream of the device.
+  void* allocate(int device, std::size_t nbytes) override {
+    return allocators_[device]->allocate(nbytes, current_stream_slot(device));
+  }
   void deallocate(int device, void* ptr) override { allocators_[device]->deallocate(ptr); }
   void copy(int device, void* dst, const void* src, std::size_t nbytes, Copy kind) override {
     copy_bytes(device, dst, src, nbytes, kind);
@@ -84,6 +91,8 @@ class TensorBackend final : public DeviceBackend {
     for (auto& allocator : allocators_) allocator->empty_cache();
   }
   std::string memory_summary(int device) override { return cuda::memory_summary(stats(device), device); }
+  // Marks memory as used on another stream of its device too.
+  void record_stream(int device, void* ptr, StreamId stream) { allocators_[device]->record_stream(ptr, stream); }
 
  private:
   MemoryStats stats(int device) const { return allocators_[device]->stats(); }
@@ -109,3 +118,20 @@ inline const bool tensor_backend_registered = [] {
 }();
 
 }  // namespace tsr::detail::cuda
+
+namespace tsr {
+// Marks a tensor's memory as used by work queued on `stream` too, as
+// torch.Tensor.record_stream: when the tensor is freed, its block is reused
+// by another stream only once the work queued on `stream` by then is done.
+// (Blocks are otherwise reused at once on the stream they were allocated
+// on, which is right for work on that stream only.)
+template <class T>
+void record_stream(const Tensor<T>& t, const cuda::Stream& stream) {
+  detail::check(t.device().is_cuda(), "record_stream: the tensor is on ", t.device().str(), ", not on a CUDA device");
+  detail::check(t.device() == stream.device(), "record_stream: the tensor is on ", t.device().str(),
+                " and the stream on ", stream.device().str());
+  if (t.storage()->data())
+    detail::cuda::tensor_backend().record_stream(t.device().index, t.storage()->data(), stream.id());
+}
+}  // namespace tsr
+

@@ -43,6 +43,26 @@ Tensor<T> classes_last(const Tensor<T>& x) {
   perm.push_back(1);
   return x.permute(perm).reshape({-1, x.size(1)});
 }
+
+// On a device, gather and index_select (host loops) become a one-hot mask
+// over the classes and a sum over them: fused expressions and one
+// reduction; where, not a product, so that a -inf elsewhere in a row does
+// not make NaN. The mask of (N) class indices over `classes` columns:
+inline Tensor<bool> one_hot_mask(const Tensor<int64_t>& index, int64_t classes, Device device) {
+  return index.unsqueeze(1) == arange<int64_t>(0, classes).to(device).unsqueeze(0);
+}
+// Row i's entry at column index[i] of a (N, C) table.
+template <class T>
+Tensor<T> pick_classes(const Tensor<T>& table, const Tensor<int64_t>& index) {
+  if (table.device().is_cpu()) return gather(table, 1, index.unsqueeze(1)).squeeze(1);
+  return sum(where(one_hot_mask(index, table.size(1), table.device()), table, T(0)), Shape{1});
+}
+// The weight of each class index, from a (C) table of class weights.
+template <class T>
+Tensor<T> class_weights(const Tensor<T>& weight, const Tensor<int64_t>& index) {
+  if (weight.device().is_cpu()) return index_select(weight, 0, index);
+  return sum(where(one_hot_mask(index, weight.numel(), weight.device()), weight.unsqueeze(0), T(0)), Shape{1});
+}
 }  // namespace tsr::detail
 
 namespace tsr::nn {
@@ -240,22 +260,28 @@ Tensor<T> nll_loss(const Tensor<T>& input, const Tensor<int64_t>& target, const 
   const Tensor<int64_t> t = target.reshape({-1});
   const int64_t ignore = o.ignore_index();
   {
-    const int64_t* p = t.contiguous().data_ptr();
+    // Checked on the host: device targets are copied (as PyTorch's CUDA
+    // kernels report a bad target only at the next synchronization, the
+    // copy is the price of the same error everywhere).
+    const Tensor<int64_t> host_t = t.device().is_cpu() ? t.contiguous() : t.to(kCPU);
+    const int64_t* p = host_t.data_ptr();
     for (int64_t i = 0; i < t.numel(); ++i)
       detail::check<IndexError>(p[i] == ignore || (p[i] >= 0 && p[i] < classes), "Target ", p[i], " is out of bounds.");
   }
   const Tensor<int64_t> safe = where(t == ignore, int64_t(0), t);
   const Tensor<bool> counts = t != ignore;
-  const Tensor<T> picked = gather(lp, 1, safe.unsqueeze(1)).squeeze(1);
-  Tensor<T> w;  // per sample: the class weight, 0 where ignored
+  const Tensor<T>* class_weight = nullptr;
   if (o.weight().defined()) {
-    const Tensor<T>& cw = o.weight().as<T>();
-    detail::check(cw.dim() == 1 && cw.numel() == classes, "weight tensor should be defined either for all ", classes,
-                  " classes or no classes but got weight tensor of shape: ", cw.sizes());
-    w = where(counts, index_select(cw.detach(), 0, safe), T(0));
-  } else {
-    w = cast<T>(counts);
+    class_weight = &o.weight().as<T>();
+    detail::check(class_weight->dim() == 1 && class_weight->numel() == classes,
+                  "weight tensor should be defined either for all ", classes,
+                  " classes or no classes but got weight tensor of shape: ", class_weight->sizes());
   }
+  // Per sample: the target's log-probability; its class weight, 0 where ignored.
+  const Tensor<T> picked = detail::pick_classes(lp, safe);
+  Tensor<T> w = class_weight ? Tensor<T>(where(counts, detail::class_weights(class_weight->detach(), safe), T(0)))
+                             : Tensor<T>();
+  if (!class_weight) w = cast<T>(counts);
   Shape out_shape = target.sizes();
   switch (o.reduction()) {
     case Reduction::None: return Tensor<T>(-picked * w).reshape(out_shape);
@@ -295,7 +321,7 @@ Tensor<T> cross_entropy(const Tensor<T>& input, const Tensor<int64_t>& target, c
     default:
       if (o.weight().defined()) {
         const Tensor<int64_t> safe = Tensor<int64_t>(where(counts, target, int64_t(0))).reshape({-1});
-        const Tensor<T> w = where(counts.reshape({-1}), index_select(o.weight().as<T>().detach(), 0, safe), T(0));
+        const Tensor<T> w = where(counts.reshape({-1}), detail::class_weights(o.weight().as<T>().detach(), safe), T(0));
         smooth_reduced = sum(smooth) / sum(w);
       } else {
         smooth_reduced = sum(smooth) / T(sum(cast<int64_t>(counts)).item());

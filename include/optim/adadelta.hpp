@@ -34,6 +34,26 @@ struct AdadeltaOptions : OptimizerCloneableOptions<AdadeltaOptions> {
   bool maximize_ = false;
 };
 
+namespace detail {
+// The whole step for one element (or one SIMD batch): (param, square_avg,
+// acc_delta, grad).
+template <class T>
+struct AdadeltaStep {
+  RewrittenGradient<T> rewritten;
+  T rho, one_minus_rho, neg_lr, eps;
+
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& sq, B& acc, const B& grad) const {
+    const B g = rewritten(grad, param);
+    sq = sq * B(rho) + B(one_minus_rho) * g * g;
+    const B std_dev = tsr::ops::Sqrt{}(sq + B(eps));
+    const B delta = tsr::ops::Sqrt{}(acc + B(eps)) / std_dev * g;
+    acc = acc * B(rho) + B(one_minus_rho) * delta * delta;
+    param = param + B(neg_lr) * delta;
+  }
+};
+}  // namespace detail
+
 class Adadelta : public PerParameterOptimizer<Adadelta, AdadeltaOptions> {
  public:
   using PerParameterOptimizer::PerParameterOptimizer;
@@ -59,15 +79,8 @@ class Adadelta : public PerParameterOptimizer<Adadelta, AdadeltaOptions> {
     const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());
     const T eps = T(o.eps());
     const T rho = T(o.rho()), one_minus_rho = T(1 - o.rho()), neg_lr = T(-o.lr());
-    tsr::detail::fused_update<T>([=](auto& param, auto& sq, auto& acc, const auto& grad) {
-      using B = std::remove_cvref_t<decltype(grad)>;
-      const B g = rewritten(grad, param);
-      sq = sq * B(rho) + B(one_minus_rho) * g * g;
-      const B std_dev = xsimd::sqrt(sq + B(eps));
-      const B delta = xsimd::sqrt(acc + B(eps)) / std_dev * g;
-      acc = acc * B(rho) + B(one_minus_rho) * delta * delta;
-      param = param + B(neg_lr) * delta;
-    }, p, state.tensor<T>("square_avg"), state.tensor<T>("acc_delta"), p.grad());
+    tsr::detail::fused_update<T>(detail::AdadeltaStep<T>{rewritten, rho, one_minus_rho, neg_lr, eps}, p,
+                                 state.tensor<T>("square_avg"), state.tensor<T>("acc_delta"), p.grad());
   }
 };
 

@@ -40,6 +40,22 @@ struct AdagradOptions : OptimizerCloneableOptions<AdagradOptions> {
   bool maximize_ = false;
 };
 
+namespace detail {
+// The whole step for one element (or one SIMD batch): (param, sum, grad).
+template <class T>
+struct AdagradStep {
+  RewrittenGradient<T> rewritten;
+  T neg_clr, eps;  // neg_clr: -lr / (1 + (step - 1) * lr_decay)
+
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& sum, const B& grad) const {
+    const B g = rewritten(grad, param);
+    sum = sum + B(T(1)) * g * g;
+    param = param + B(neg_clr) * g / (tsr::ops::Sqrt{}(sum) + B(eps));
+  }
+};
+}  // namespace detail
+
 class Adagrad : public PerParameterOptimizer<Adagrad, AdagradOptions> {
  public:
   Adagrad(std::vector<OptimizerParamGroup> groups, const AdagradOptions& defaults)
@@ -76,12 +92,7 @@ class Adagrad : public PerParameterOptimizer<Adagrad, AdagradOptions> {
     const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());
     const T eps = T(o.eps());
     const T neg_clr = T(-(o.lr() / (1 + (step - 1) * o.lr_decay())));
-    tsr::detail::fused_update<T>([=](auto& param, auto& sum, const auto& grad) {
-      using B = std::remove_cvref_t<decltype(grad)>;
-      const B g = rewritten(grad, param);
-      sum = sum + B(T(1)) * g * g;
-      param = param + B(neg_clr) * g / (xsimd::sqrt(sum) + B(eps));
-    }, p, state.tensor<T>("sum"), p.grad());
+    tsr::detail::fused_update<T>(detail::AdagradStep<T>{rewritten, neg_clr, eps}, p, state.tensor<T>("sum"), p.grad());
   }
 };
 

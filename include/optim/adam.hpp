@@ -56,6 +56,43 @@ struct AdamWOptions : detail::AdamOptionsBase<AdamWOptions> {
 };
 
 namespace detail {
+// The whole step for one element (or one SIMD batch): (param, exp_avg,
+// exp_avg_sq, grad), or with amsgrad (param, exp_avg, exp_avg_sq,
+// max_exp_avg_sq, grad).
+template <class T>
+struct AdamStep {
+  RewrittenGradient<T> rewritten;
+  T shrink;  // AdamW's decoupled decay; 1 for Adam
+  T b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, neg_step_size;
+
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& m, B& v, const B& grad) const {
+    moments(param, m, v, grad);
+    apply(param, m, v);
+  }
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& m, B& v, B& v_max, const B& grad) const {
+    moments(param, m, v, grad);
+    v_max = tsr::ops::Maximum{}(v_max, v);
+    apply(param, m, v_max);
+  }
+
+ private:
+  // Everything of the step but the denominator's second moment.
+  template <class B>
+  TSR_HOST_DEVICE void moments(B& param, B& m, B& v, const B& grad) const {
+    if (shrink != T(1)) param = param * B(shrink);
+    const B g = rewritten(grad, param);
+    m = m * B(b1) + B(one_minus_b1) * g;
+    v = v * B(b2) + B(one_minus_b2) * g * g;
+  }
+  template <class B>
+  TSR_HOST_DEVICE void apply(B& param, const B& m, const B& second) const {
+    const B denom = tsr::ops::Sqrt{}(second) / B(bc2_sqrt) + B(eps);
+    param = param + B(neg_step_size) * m / denom;
+  }
+};
+
 template <class Options, bool Decoupled>
 class AdamFamily : public PerParameterOptimizer<AdamFamily<Options, Decoupled>, Options> {
  public:
@@ -85,38 +122,14 @@ class AdamFamily : public PerParameterOptimizer<AdamFamily<Options, Decoupled>, 
     const auto [beta1, beta2] = o.betas();
     const double bias_correction1 = 1 - std::pow(beta1, step), bias_correction2 = 1 - std::pow(beta2, step);
 
-    const RewrittenGradient<T> rewritten(o.maximize(), Decoupled ? 0.0 : o.weight_decay());  // L2 for Adam only
-    const T shrink = T(1 - o.lr() * (Decoupled ? o.weight_decay() : 0.0));
-    const T b1 = T(beta1), b2 = T(beta2), one_minus_b1 = T(1 - beta1), one_minus_b2 = T(1 - beta2);
-    const T bc2_sqrt = T(std::sqrt(bias_correction2)), eps = T(o.eps()), neg_step_size = T(-(o.lr() / bias_correction1));
-    // Everything of the step but the denominator's second moment.
-    auto moments = [=](auto& param, auto& m, auto& v, const auto& grad) {
-      using B = std::remove_cvref_t<decltype(grad)>;
-      if (shrink != T(1)) param = param * B(shrink);
-      const B g = rewritten(grad, param);
-      m = m * B(b1) + B(one_minus_b1) * g;
-      v = v * B(b2) + B(one_minus_b2) * g * g;
-    };
-    auto apply = [=](auto& param, const auto& m, const auto& second) {
-      using B = std::remove_cvref_t<decltype(m)>;
-      const B denom = xsimd::sqrt(second) / B(bc2_sqrt) + B(eps);
-      param = param + B(neg_step_size) * m / denom;
-    };
+    const AdamStep<T> adam{RewrittenGradient<T>(o.maximize(), Decoupled ? 0.0 : o.weight_decay()),  // L2 for Adam only
+                           T(1 - o.lr() * (Decoupled ? o.weight_decay() : 0.0)),
+                           T(beta1), T(beta2), T(1 - beta1), T(1 - beta2), T(std::sqrt(bias_correction2)), T(o.eps()),
+                           T(-(o.lr() / bias_correction1))};
     auto& m = state.tensor<T>("exp_avg");
     auto& v = state.tensor<T>("exp_avg_sq");
-    const Tensor<T> grad = p.grad();
-    if (o.amsgrad()) {
-      tsr::detail::fused_update<T>([=](auto& param, auto& m, auto& v, auto& v_max, const auto& g) {
-        moments(param, m, v, g);
-        v_max = xsimd::max(v_max, v);
-        apply(param, m, v_max);
-      }, p, m, v, state.tensor<T>("max_exp_avg_sq"), grad);
-    } else {
-      tsr::detail::fused_update<T>([=](auto& param, auto& m, auto& v, const auto& g) {
-        moments(param, m, v, g);
-        apply(param, m, v);
-      }, p, m, v, grad);
-    }
+    if (o.amsgrad()) tsr::detail::fused_update<T>(adam, p, m, v, state.tensor<T>("max_exp_avg_sq"), p.grad());
+    else tsr::detail::fused_update<T>(adam, p, m, v, p.grad());
   }
 };
 }  // namespace detail

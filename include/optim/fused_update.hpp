@@ -8,6 +8,11 @@
 // the speed there is. The formulas are written once, for SIMD batches; the
 // tail runs the same batch code on a padded copy, so every element gets the
 // same arithmetic wherever it lies.
+//
+// A step is a function object whose operator() is a template over the
+// operand type and TSR_HOST_DEVICE: on the CPU it runs on xsimd batches, on
+// a CUDA device on single elements, one thread per element (nvcc cannot
+// take generic lambdas into device code, hence named steps).
 #pragma once
 #include <xsimd/xsimd.hpp>
 
@@ -27,11 +32,12 @@ namespace tsr::detail {
 // written back at the end when the update writes it.
 template <class T, bool Writes>
 struct UpdateOperand {
+  static constexpr bool writes = Writes;
   explicit UpdateOperand(const Tensor<T>& t) : original(t), work(t.contiguous()) {}
   std::conditional_t<Writes, T*, const T*> data() const { return work.data_ptr(); }
   void finish() {
     if constexpr (Writes) {
-      if (work.data_ptr() != original.data_ptr()) {
+      if (work.device_data_ptr() != original.device_data_ptr()) {
         const NoGradGuard no_grad;
         original.copy_(work);
       } else {
@@ -84,21 +90,33 @@ void store_written(const Batches& batches, const Pointers& pointers, int64_t i, 
   }(std::make_index_sequence<std::tuple_size_v<Batches>>{});
 }
 
-// step(b...) on batches of each operand, in the order given: updated ones
-// (non-const lvalues) as xsimd::batch<T>& stored back, read-only ones (const
-// or temporaries) as const xsimd::batch<T>&.
-// All operands must have the same number of elements (optimizer state is
-// made with its parameter's shape). Large updates are split among the
-// thread pool's threads; the result does not depend on the split.
-template <class T, class Step, class... Ts>
-void fused_update(const Step& step, Ts&&... tensors) {
+namespace cuda {
+// Defined in cuda/fused_update.hpp, in translation units with the backend:
+// step(v...) on element k of every operand (on `device`) for every k < n,
+// one thread per element; Writes says which operands the step updates.
+template <class T, bool... Writes, class Step>
+void update_elements(int device, const Step& step, T* const* pointers, int64_t n);
+}  // namespace cuda
+
+// The update of operands on a CUDA device (all on one, checked).
+template <class T, class Step, class... Operands>
+void fused_update_on_device(Device device, const Step& step, const Operands&... operands) {
+  if constexpr (kCudaBackend) {
+    T* const pointers[] = {const_cast<T*>(operands.work.device_data_ptr())...};
+    const int64_t n = std::get<0>(std::forward_as_tuple(operands...)).work.numel();
+    cuda::update_elements<T, Operands::writes...>(device.index, step, pointers, n);
+  } else {
+    fail_compiled_without_cuda(device, "an optimizer step");
+  }
+}
+
+// The CPU's loop: batches of every operand (contiguous arrays), split among
+// the thread pool's threads where large.
+template <class T, class Step, class Operands>
+void fused_update_on_cpu(const Step& step, const Operands& operands) {
   using B = xsimd::batch<T>;
   constexpr int64_t kLanes = static_cast<int64_t>(B::size);
-  auto operands = std::make_tuple(
-      UpdateOperand<T, std::is_lvalue_reference_v<Ts> && !std::is_const_v<std::remove_reference_t<Ts>>>(static_cast<const Tensor<T>&>(tensors))...);
   const int64_t n = std::get<0>(operands).work.numel();
-  std::apply([&](const auto&... o) { check(((o.work.numel() == n) && ...), "fused_update: operand sizes differ"); },
-             operands);
   const auto pointers = std::apply([](const auto&... o) { return std::make_tuple(o.data()...); }, operands);
 
   // `count` elements at i of every operand, a whole batch or (Whole false)
@@ -127,7 +145,37 @@ void fused_update(const Step& step, Ts&&... tensors) {
   } else {
     ThreadPool::instance().parallel_for(chunks, [&](int64_t b, int64_t e) { run(b * kChunk, std::min(n, e * kChunk)); });
   }
+}
+
+// step(b...) on batches of each operand, in the order given: updated ones
+// (non-const lvalues) as xsimd::batch<T>& stored back, read-only ones (const
+// or temporaries) as const xsimd::batch<T>&.
+// All operands must have the same number of elements (optimizer state is
+// made with its parameter's shape). Large updates are split among the
+// thread pool's threads; the result does not depend on the split.
+template <class T, class Step, class... Ts>
+void fused_update(const Step& step, Ts&&... tensors) {
+  auto operands = std::make_tuple(
+      UpdateOperand<T, std::is_lvalue_reference_v<Ts> && !std::is_const_v<std::remove_reference_t<Ts>>>(static_cast<const Tensor<T>&>(tensors))...);
+  const int64_t n = std::get<0>(operands).work.numel();
+  std::apply([&](const auto&... o) { check(((o.work.numel() == n) && ...), "fused_update: operand sizes differ"); },
+             operands);
+  const Device device = std::get<0>(operands).work.device();
+  std::apply([&](const auto&... o) {
+    ((o.work.device() == device ? void() : fail_mixed_devices(device, o.work.device())), ...);
+  }, operands);
+  if (!device.is_cpu()) {
+    std::apply([&](const auto&... o) { fused_update_on_device<T>(device, step, o...); }, operands);
+  } else if constexpr (kCpuSimd) {
+    // (nvcc's device pass never runs the CPU's loop, and must not see the
+    // steps instantiated for SIMD batches, which device code cannot hold.)
+    fused_update_on_cpu<T>(step, operands);
+  }
   std::apply([](auto&... o) { (o.finish(), ...); }, operands);
 }
 
 }  // namespace tsr::detail
+
+#if TSR_CUDA_BACKEND
+#include "../cuda/fused_update.hpp"
+#endif

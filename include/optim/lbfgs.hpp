@@ -124,7 +124,7 @@ class LBFGS : public Optimizer {
   Tensor<T> flat_grad() {
     std::vector<Tensor<T>> views;
     for (auto& p : params<T>())
-      views.push_back(p.grad().defined() ? Tensor<T>(p.grad().detach().reshape({-1})) : Tensor<T>(zeros<T>({p.numel()})));
+      views.push_back(p.grad().defined() ? Tensor<T>(p.grad().detach().reshape({-1})) : Tensor<T>(zeros<T>({p.numel()}, p.device())));
     return cat(views);
   }
   // p += step * update, slice by slice.

@@ -230,7 +230,7 @@ template <class T>
 struct RewrittenGradient {
   RewrittenGradient(bool maximize, double weight_decay) : negate(maximize), decay(T(weight_decay)) {}
   template <class B>
-  B operator()(const B& grad, const B& param) const {
+  TSR_HOST_DEVICE B operator()(const B& grad, const B& param) const {
     B g = negate ? -grad : grad;
     if (decay != T(0)) g = g + B(decay) * param;
     return g;

@@ -44,6 +44,57 @@ struct RMSpropOptions : OptimizerCloneableOptions<RMSpropOptions> {
   bool maximize_ = false;
 };
 
+namespace detail {
+// The whole step for one element (or one SIMD batch): (param, square_avg,
+// [grad_avg,] [momentum_buffer,] grad), the optional ones as enabled.
+template <class T, bool Centered, bool Momentum>
+struct RMSpropStep {
+  RewrittenGradient<T> rewritten;
+  T alpha, one_minus_alpha, eps, momentum, neg_lr;
+
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& sq, const B& grad) const
+    requires(!Centered && !Momentum)
+  {
+    step(param, sq, static_cast<B*>(nullptr), static_cast<B*>(nullptr), grad);
+  }
+  // The one optional operand: grad_avg (centered) or momentum_buffer.
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& sq, B& extra, const B& grad) const
+    requires(Centered != Momentum)
+  {
+    step(param, sq, Centered ? &extra : nullptr, Momentum ? &extra : nullptr, grad);
+  }
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& sq, B& g_avg, B& buf, const B& grad) const
+    requires(Centered && Momentum)
+  {
+    step(param, sq, &g_avg, &buf, grad);
+  }
+
+ private:
+  template <class B>
+  TSR_HOST_DEVICE void step(B& param, B& sq, B* g_avg, B* buf, const B& grad) const {
+    const B g = rewritten(grad, param);
+    sq = sq * B(alpha) + B(one_minus_alpha) * g * g;
+    B avg;
+    if constexpr (Centered) {
+      *g_avg = *g_avg * B(alpha) + B(one_minus_alpha) * g;
+      avg = tsr::ops::Sqrt{}(sq + B(T(-1)) * *g_avg * *g_avg);
+    } else {
+      avg = tsr::ops::Sqrt{}(sq);
+    }
+    avg = avg + B(eps);
+    if constexpr (Momentum) {
+      *buf = *buf * B(momentum) + g / avg;
+      param = param + B(neg_lr) * *buf;
+    } else {
+      param = param + B(neg_lr) * g / avg;
+    }
+  }
+};
+}  // namespace detail
+
 class RMSprop : public PerParameterOptimizer<RMSprop, RMSpropOptions> {
  public:
   using PerParameterOptimizer::PerParameterOptimizer;
@@ -76,45 +127,19 @@ class RMSprop : public PerParameterOptimizer<RMSprop, RMSpropOptions> {
       if (Centered) state.set("grad_avg", AnyTensor(zeros_like(p)));
     }
     ++state.integer("step");
-    const detail::RewrittenGradient<T> rewritten(o.maximize(), o.weight_decay());
-    const T alpha = T(o.alpha()), one_minus_alpha = T(1 - o.alpha()), eps = T(o.eps());
-    const T momentum = T(o.momentum()), neg_lr = T(-o.lr());
-    // The whole step; g_avg and buf are unused (and absent) unless enabled.
-    auto step = [=](auto& param, auto& sq, auto* g_avg, auto* buf, const auto& grad) {
-      using B = std::remove_cvref_t<decltype(grad)>;
-      const B g = rewritten(grad, param);
-      sq = sq * B(alpha) + B(one_minus_alpha) * g * g;
-      B avg;
-      if constexpr (Centered) {
-        *g_avg = *g_avg * B(alpha) + B(one_minus_alpha) * g;
-        avg = xsimd::sqrt(sq + B(T(-1)) * *g_avg * *g_avg);
-      } else {
-        avg = xsimd::sqrt(sq);
-      }
-      avg = avg + B(eps);
-      if constexpr (Momentum) {
-        *buf = *buf * B(momentum) + g / avg;
-        param = param + B(neg_lr) * *buf;
-      } else {
-        param = param + B(neg_lr) * g / avg;
-      }
-    };
-    using B = xsimd::batch<T>;
+    const detail::RMSpropStep<T, Centered, Momentum> step{
+        detail::RewrittenGradient<T>(o.maximize(), o.weight_decay()), T(o.alpha()), T(1 - o.alpha()), T(o.eps()),
+        T(o.momentum()), T(-o.lr())};
     auto& sq = state.tensor<T>("square_avg");
-    const Tensor<T> grad = p.grad();
     if constexpr (Centered && Momentum) {
-      tsr::detail::fused_update<T>([=](B& x, B& s, B& a, B& b, const B& g) { step(x, s, &a, &b, g); }, p, sq,
-                                   state.tensor<T>("grad_avg"), state.tensor<T>("momentum_buffer"), grad);
+      tsr::detail::fused_update<T>(step, p, sq, state.tensor<T>("grad_avg"), state.tensor<T>("momentum_buffer"),
+                                   p.grad());
     } else if constexpr (Centered) {
-      tsr::detail::fused_update<T>([=](B& x, B& s, B& a, const B& g) { step(x, s, &a, static_cast<B*>(nullptr), g); },
-                                   p, sq, state.tensor<T>("grad_avg"), grad);
+      tsr::detail::fused_update<T>(step, p, sq, state.tensor<T>("grad_avg"), p.grad());
     } else if constexpr (Momentum) {
-      tsr::detail::fused_update<T>([=](B& x, B& s, B& b, const B& g) { step(x, s, static_cast<B*>(nullptr), &b, g); },
-                                   p, sq, state.tensor<T>("momentum_buffer"), grad);
+      tsr::detail::fused_update<T>(step, p, sq, state.tensor<T>("momentum_buffer"), p.grad());
     } else {
-      tsr::detail::fused_update<T>(
-          [=](B& x, B& s, const B& g) { step(x, s, static_cast<B*>(nullptr), static_cast<B*>(nullptr), g); }, p, sq,
-          grad);
+      tsr::detail::fused_update<T>(step, p, sq, p.grad());
     }
   }
 };

@@ -45,6 +45,26 @@ namespace detail {
 inline void check_option(double value, const char* what, double least = 0.0) {
   tsr::detail::check(value >= least, "Invalid ", what, ": ", tsr::detail::python_float_repr(value));
 }
+
+// The whole step for one element (or one SIMD batch) of a parameter:
+// without momentum (param, grad), with it (param, momentum_buffer, grad).
+template <class T>
+struct SGDStep {
+  RewrittenGradient<T> direction;  // PyTorch's d_p
+  T momentum, kept, neg_lr;        // kept: 1 - dampening
+  bool nesterov, first;            // first: the buffer starts as d_p
+
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, const B& g) const {
+    param = param + B(neg_lr) * direction(g, param);
+  }
+  template <class B>
+  TSR_HOST_DEVICE void operator()(B& param, B& buf, const B& g) const {
+    const B d = direction(g, param);
+    buf = first ? d : buf * B(momentum) + B(kept) * d;
+    param = param + B(neg_lr) * (nesterov ? d + B(momentum) * buf : buf);
+  }
+};
 }  // namespace detail
 
 class SGD : public PerParameterOptimizer<SGD, SGDOptions> {
@@ -65,24 +85,14 @@ class SGD : public PerParameterOptimizer<SGD, SGDOptions> {
   template <class T>
   static void update(const SGDOptions& o, Tensor<T>& p, ParamState& state) {
     const Tensor<T> grad = p.grad();
-    const detail::RewrittenGradient<T> direction(o.maximize(), o.weight_decay());  // PyTorch's d_p
-    const T momentum = T(o.momentum()), kept = T(1 - o.dampening()), neg_lr = T(-o.lr());
-    const bool nesterov = o.nesterov();
+    const detail::SGDStep<T> step{detail::RewrittenGradient<T>(o.maximize(), o.weight_decay()), T(o.momentum()),
+                                  T(1 - o.dampening()), T(-o.lr()), o.nesterov(), !state.has("momentum_buffer")};
     if (o.momentum() == 0) {
-      tsr::detail::fused_update<T>([=](auto& param, const auto& g) {
-        using B = std::remove_cvref_t<decltype(g)>;
-        param = param + B(neg_lr) * direction(g, param);
-      }, p, grad);
+      tsr::detail::fused_update<T>(step, p, grad);
       return;
     }
-    const bool first = !state.has("momentum_buffer");
-    if (first) state.set("momentum_buffer", AnyTensor(Tensor<T>(empty_like(p))));
-    tsr::detail::fused_update<T>([=](auto& param, auto& buf, const auto& g) {
-      using B = std::remove_cvref_t<decltype(g)>;
-      const B d = direction(g, param);
-      buf = first ? d : buf * B(momentum) + B(kept) * d;
-      param = param + B(neg_lr) * (nesterov ? d + B(momentum) * buf : buf);
-    }, p, state.tensor<T>("momentum_buffer"), grad);
+    if (step.first) state.set("momentum_buffer", AnyTensor(Tensor<T>(empty_like(p))));
+    tsr::detail::fused_update<T>(step, p, state.tensor<T>("momentum_buffer"), grad);
   }
 };
 
