@@ -106,16 +106,25 @@ namespace detail {
 // order, so results do not depend on layout or threads). In place (uniform_,
 // normal_), the write follows PyTorch's in-place rules and bumps t's
 // version; a factory's fresh tensor stays at version 0, as in PyTorch.
+// A device tensor gets the same draws, made on the host and copied there
+// (so a seed gives the same values on every device).
 template <class T, class F>
 void fill_sequential(Tensor<T>& t, bool in_place, F&& next) {
   if (in_place) check_in_place(t, ScalarLeaf<T>(T(0)));
   auto& g = current_generator();
   std::lock_guard lock(g.mutex());
-  auto tmp = t.is_contiguous() ? t : empty<T>(t.sizes());
+  const bool on_cpu = t.device().is_cpu();
+  auto tmp = t.is_contiguous() && on_cpu ? t : empty<T>(t.sizes());
   T* p = tmp.data_ptr();
   for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = next(g);
-  if (!t.is_alias_of(tmp)) assign(t, tmp);
+  if (!on_cpu) assign(t, tmp.copy_to(t.device()));
+  else if (!t.is_alias_of(tmp)) assign(t, tmp);
   if (in_place) t.storage()->bump_version();
+}
+// A tensor made on the host, on `device`.
+template <class T>
+Tensor<T> placed_on(Tensor<T> t, Device device) {
+  return device.is_cpu() ? t : t.copy_to(device);
 }
 template <class T>
 void fill_uniform(Tensor<T>& t, double from, double to, bool in_place) {
@@ -221,11 +230,11 @@ auto full_like(const E& e, S value) {
 }
 template <Expression E>
 auto rand_like(const E& e) {
-  return rand<typename E::value_type>(e.sizes());
+  return detail::placed_on(rand<typename E::value_type>(e.sizes()), detail::expr_device(e));
 }
 template <Expression E>
 auto randn_like(const E& e) {
-  return randn<typename E::value_type>(e.sizes());
+  return detail::placed_on(randn<typename E::value_type>(e.sizes()), detail::expr_device(e));
 }
 
 }  // namespace tsr

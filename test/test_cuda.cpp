@@ -774,6 +774,72 @@ TEST_CASE("device tensors: cross-entropy and NLL of class indices give the CPU's
   CHECK_THROWS_WITH_AS(F::cross_entropy(logits.to(dev), target), doctest::Contains("Expected all tensors to be on the same device"), Error);
 }
 
+TEST_CASE("device tensors: random draws, dropout, initialization and normalization layers as on the CPU") {
+  using namespace tsr;
+  const Device dev = tsr::cuda(0);
+  SUBCASE("the same seed gives the same draws on the device as on the CPU") {
+    manual_seed(3);
+    const Tensor<float> cpu = rand<float>({5, 4});
+    manual_seed(3);
+    const Tensor<float> dev_draws = rand_like(zeros<float>({5, 4}, dev));
+    CHECK(dev_draws.device() == dev);
+    CHECK(equal(dev_draws.to(kCPU), cpu));
+    Tensor<float> w = empty<float>({6, 3}), dw = empty<float>({6, 3}, dev);
+    manual_seed(4);
+    nn::init::kaiming_uniform_(w, std::sqrt(5.0));
+    manual_seed(4);
+    nn::init::kaiming_uniform_(dw, std::sqrt(5.0));
+    CHECK(equal(dw.to(kCPU), w));
+    Tensor<float> t = zeros<float>({4, 6}), dt = zeros<float>({4, 6}, dev);  // through a transposed view
+    manual_seed(5);
+    t.t().normal_(1.0, 2.0);
+    manual_seed(5);
+    dt.t().normal_(1.0, 2.0);
+    CHECK(equal(dt.to(kCPU), t));
+  }
+  SUBCASE("dropout: the CPU's mask, and its backward") {
+    const Tensor<float> x = arange<float>(1.f, 21.f).view({4, 5});
+    Tensor<float> cx = x.clone().requires_grad_(), dx = x.to(dev).requires_grad_();
+    manual_seed(6);
+    const Tensor<float> cy = nn::functional::dropout(cx, 0.4, true);
+    manual_seed(6);
+    const Tensor<float> dy = nn::functional::dropout(dx, 0.4, true);
+    CHECK(dy.device() == dev);
+    CHECK(equal(dy.to(kCPU), cy));
+    sum(cy * cy).backward();
+    sum(dy * dy).backward();
+    CHECK(allclose(dx.grad().to(kCPU), cx.grad()));
+    nn::Dropout layer(0.5);
+    layer->eval();
+    CHECK(equal(layer->forward(dx.detach()).to(kCPU), x));
+  }
+  SUBCASE("var, std, LayerNorm and BatchNorm2d forward and backward") {
+    const Tensor<float> x = sin(arange<float>(0.f, 96.f).view({2, 3, 4, 4})) * 2.f + 0.5f;
+    CHECK(allclose(var(x.to(dev), {1, 3}).to(kCPU), var(x, {1, 3}), 1e-5, 1e-6));
+    CHECK(allclose(tsr::std(x.to(dev), {0, 2}, 0, true).to(kCPU), tsr::std(x, {0, 2}, 0, true), 1e-5, 1e-6));
+    nn::LayerNorm cpu_ln(nn::LayerNormOptions({4, 4})), dev_ln(nn::LayerNormOptions({4, 4}));
+    nn::BatchNorm2d cpu_bn(3), dev_bn(3);
+    dev_ln->to(dev);
+    dev_bn->to(dev);
+    Tensor<float> cx = x.clone().requires_grad_(), dx = x.to(dev).requires_grad_();
+    const Tensor<float> cy = cpu_bn->forward(cpu_ln->forward(cx));
+    const Tensor<float> dy = dev_bn->forward(dev_ln->forward(dx));
+    CHECK(dy.device() == dev);
+    CHECK(allclose(dy.to(kCPU), cy, 1e-4, 1e-5));
+    sum(cy * cy * cx).backward();
+    sum(dy * dy * dx).backward();
+    CHECK(allclose(dx.grad().to(kCPU), cx.grad(), 1e-4, 1e-5));
+    // The running statistics are updated on the device.
+    const auto cpu_buffers = cpu_bn->buffers(), dev_buffers = dev_bn->buffers();
+    REQUIRE(cpu_buffers.size() == dev_buffers.size());
+    for (std::size_t i = 0; i < cpu_buffers.size(); ++i)
+      if (cpu_buffers[i].is<float>()) {
+        CHECK(dev_buffers[i].as<float>().device() == dev);
+        CHECK(allclose(dev_buffers[i].as<float>().to(kCPU), cpu_buffers[i].as<float>(), 1e-5, 1e-6));
+      }
+  }
+}
+
 TEST_CASE("streams: each thread's current stream per device, guards, and work queued on them") {
   using namespace tsr;
   using S = tsr::cuda::Stream;

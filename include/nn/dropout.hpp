@@ -20,10 +20,13 @@ inline void check_dropout_probability(double p) {
 // One type whatever the case, so the multiply and the mask are one fused
 // pass, and its backward multiplies by the same mask. (p is checked where it
 // is given: DropoutOptions, F::dropout.)
+//
+// On a device, the uniform draws are the CPU's (the same seed gives the
+// same mask on every device), copied there.
 template <FloatElement T>
-auto dropout_mask(const Shape& sizes, double p, bool training) {
+auto dropout_mask(const Shape& sizes, double p, bool training, Device device) {
   const bool active = training && p != 0 && p != 1;
-  const Tensor<T> u = active ? rand<T>(sizes) : zeros<T>({});
+  const Tensor<T> u = active ? placed_on(rand<T>(sizes), device) : zeros<T>({}, device);
   const T keep = active ? T(1 - p) : T(training && p == 1 ? 0 : 1);
   const T scale = active ? T(1 / (1 - p)) : T(1);
   return where(u < keep, scale, T(0));
@@ -46,7 +49,7 @@ template <detail::FloatElement T>
 Tensor<T> dropout(const Tensor<T>& x, double p = 0.5, bool training = true) {
   detail::check_dropout_probability(p);
   if (!training || p == 0) return x;  // nothing dropped: x itself, as PyTorch
-  return x * detail::dropout_mask<T>(x.sizes(), p, training);
+  return x * detail::dropout_mask<T>(x.sizes(), p, training, x.device());
 }
 }  // namespace functional
 namespace F = functional;
@@ -64,7 +67,7 @@ class DropoutImpl : public Module {
   // before it).
   template <Expression E>
   auto lazy(const E& x) const {
-    return x * detail::dropout_mask<typename E::value_type>(x.sizes(), options.p(), is_training());
+    return x * detail::dropout_mask<typename E::value_type>(x.sizes(), options.p(), is_training(), detail::expr_device(x));
   }
   DropoutOptions options;
 };
