@@ -34,6 +34,8 @@ int main() {
   // Reductions give tensors on the device; item() copies a value back.
   std::cout << "sum(y) = " << sum(y) << ", amax(x) = " << amax(x).item() << "\n";
   std::cout << "row sums of y: " << sum(y, {1}) << "\n";
+  const auto [row_max, where_max] = max(y, 1);
+  std::cout << "row maxima of y: " << row_max << " at " << where_max << "\n";
 
   // Matrix products through cuBLAS (row-major by the transpose identity:
   // y.t() is read as it lies, not copied).

@@ -64,6 +64,25 @@ void index_reduce_into(T* values, int64_t* indices, const E& e, int64_t dim) {
   });
 }
 
+// The device backend's form (cuda/reduce.hpp), in translation units that
+// have it: one thread per output scans the reduced dim.
+namespace cuda {
+template <bool Max, class T, class E>
+void index_reduce_into(const Tensor<T>& values, const Tensor<int64_t>& indices, const E& e, const ReducePlan& rp);
+}  // namespace cuda
+
+template <bool Max, class T, Expression E>
+void index_reduce_on_device(const Tensor<T>& values, const Tensor<int64_t>& indices, const E& e, int64_t dim) {
+  check_same_device(values.device(), e);
+  if constexpr (kCudaBackend) {
+    ReducePlan rp = make_reduce_plan(e, uint64_t{1} << dim);
+    rp.plan.on_device = true;
+    cuda::index_reduce_into<Max>(values, indices, e, rp);
+  } else {
+    fail_compiled_without_cuda(values.device(), "max/min over a dimension");
+  }
+}
+
 // The values and indices, unrecorded (argmax and argmin use the indices
 // alone: recording would compile a node that never runs).
 template <bool Max, Expression E>
@@ -75,9 +94,11 @@ std::tuple<Tensor<typename E::value_type>, Tensor<int64_t>> index_reduce_unrecor
     check(e.sizes()[static_cast<std::size_t>(dim)] != 0, name, "(): Expected reduction dim ", dim,
           " to have non-zero size.");
   const Shape shape = reduced_shape(e.sizes(), e.dim() == 0 ? 0 : uint64_t{1} << dim, keepdim);
-  auto values = Tensor<T>::allocate(shape);
-  auto indices = Tensor<int64_t>::allocate(shape);
-  index_reduce_into<Max>(values.data_ptr(), indices.data_ptr(), e, e.dim() == 0 ? 0 : dim);
+  const Device device = expr_device(e);
+  auto values = Tensor<T>::allocate(shape, device);
+  auto indices = Tensor<int64_t>::allocate(shape, device);
+  if (device.is_cpu()) index_reduce_into<Max>(values.data_ptr(), indices.data_ptr(), e, e.dim() == 0 ? 0 : dim);
+  else index_reduce_on_device<Max>(values, indices, e, e.dim() == 0 ? 0 : dim);
   return std::make_tuple(std::move(values), std::move(indices));
 }
 

@@ -774,6 +774,48 @@ TEST_CASE("device tensors: cross-entropy and NLL of class indices give the CPU's
   CHECK_THROWS_WITH_AS(F::cross_entropy(logits.to(dev), target), doctest::Contains("Expected all tensors to be on the same device"), Error);
 }
 
+TEST_CASE("device tensors: max and min over a dim with indices, argmax and argmin, as on the CPU") {
+  using namespace tsr;
+  const Device dev = tsr::cuda(1);
+  // Ties (the first one wins) and a NaN (which wins, the first one).
+  Tensor<float> x = Tensor<float>(remainder(arange<float>(0.f, 60.f) * 7.f, 11.f)).view({3, 4, 5});
+  x.select(1, 2).select(1, 3).fill_(std::numeric_limits<float>::quiet_NaN());
+  const Tensor<float> dx = x.to(dev);
+  // Equal, NaN where NaN.
+  const auto same = [](const auto& device_result, const auto& cpu_result) {
+    const auto back = device_result.to(kCPU);
+    return device_result.device() != kCPU && back.sizes() == cpu_result.sizes() &&
+           all(back == cpu_result || (back != back && cpu_result != cpu_result)).item();
+  };
+  for (int64_t dim = -3; dim < 3; ++dim) {
+    CAPTURE(dim);
+    for (const bool keepdim : {false, true}) {
+      const auto [v, i] = max(x, dim, keepdim);
+      const auto [dv, di] = max(dx, dim, keepdim);
+      CHECK(same(dv, v));
+      CHECK(same(di, i));
+      const auto [w, j] = min(x.transpose(0, 2), dim, keepdim);  // a transposed input
+      const auto [dw, dj] = min(dx.transpose(0, 2), dim, keepdim);
+      CHECK(same(dw, w));
+      CHECK(same(dj, j));
+    }
+    CHECK(same(argmax(dx * 2.f, dim), argmax(x * 2.f, dim)));
+    CHECK(same(argmin(dx, dim, true), argmin(x, dim, true)));
+  }
+  CHECK(same(argmax(dx), argmax(x)));
+  CHECK(same(argmin(dx.slice(0, 0, 2)), argmin(x.slice(0, 0, 2))));
+  // The gradient goes to the chosen element, on the device.
+  Tensor<float> cx = Tensor<float>(remainder(arange<float>(0.f, 24.f) * 5.f, 7.f)).view({4, 6}).requires_grad_();
+  Tensor<float> gx = cx.detach().to(dev).requires_grad_();
+  const auto [cv, ci] = max(cx, 1);
+  const auto [gv, gi] = max(gx, 1);
+  sum(cv * arange<float>(1.f, 5.f)).backward();
+  sum(gv * arange<float>(1.f, 5.f).to(dev)).backward();
+  CHECK(gx.grad().device() == dev);
+  CHECK(equal(gx.grad().to(kCPU), cx.grad()));
+  CHECK_THROWS_WITH_AS(max(zeros<float>({2, 0}, dev), 1), "max(): Expected reduction dim 1 to have non-zero size.", Error);
+}
+
 TEST_CASE("device tensors: random draws, dropout, initialization and normalization layers as on the CPU") {
   using namespace tsr;
   const Device dev = tsr::cuda(0);

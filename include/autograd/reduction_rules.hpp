@@ -339,8 +339,17 @@ struct OpRule<tag::IndexReduce> {
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         if (in.sizes().empty()) return in.send(g);
         const Shape d{dim};
-        return in.send(detail_rules::scattered(in.sizes(), dim, detail_rules::unreduce(indices, in.sizes(), d),
-                                               detail_rules::unreduce(g, in.sizes(), d), false));
+        const Tensor<int64_t> chosen = detail_rules::unreduce(indices, in.sizes(), d);
+        if (!g.device().is_cpu()) {
+          // On a device (where scatter is a host loop): g where the
+          // position along dim is the chosen one, one fused pass.
+          Shape along(in.sizes().size(), 1);
+          along[static_cast<std::size_t>(dim)] = in.sizes()[static_cast<std::size_t>(dim)];
+          const Tensor<int64_t> positions =
+              tsr::detail::placed_on(arange<int64_t>(0, along[static_cast<std::size_t>(dim)]).view(along), g.device());
+          return in.send(Tensor<T>(where(positions == chosen, detail_rules::unreduce(g, in.sizes(), d), T(0))));
+        }
+        return in.send(detail_rules::scattered(in.sizes(), dim, chosen, detail_rules::unreduce(g, in.sizes(), d), false));
       }
     };
     Input<E> in(e, false);

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "../detail/reduce_plan.hpp"
+#include "../index_reduce.hpp"
 #include "elementwise.hpp"
 
 namespace tsr::detail::cuda {
@@ -77,7 +78,7 @@ struct PairwiseCombiner {
   int64_t blocks = 0;
   int in_block = 0;
 
-  TSR_HOST_DEVICE void push(A x) {
+  TSR_HOST_DEVICE void push(A x, int64_t /*position*/) {
     block = in_block == 0 ? x : R::combine(block, x);
     if (++in_block < kBlock) return;
     in_block = 0;
@@ -99,6 +100,36 @@ struct PairwiseCombiner {
   }
 };
 
+// Pushes every value reduced into output j to acc, in order, with its
+// position along the reduced dims: acc.push(value, position).
+template <class A, class Ev, class Acc>
+TSR_HOST_DEVICE void push_reduced(const Ev& ev, const tsr::detail::ReducePlan& rp, int64_t j, Acc& acc) {
+  const int nd = rp.plan.ndim;
+  const int64_t inner = rp.inner_kept_size();
+  int64_t idx[tsr::detail::kMaxEvalDims];
+  rp.set_outer(j / inner, idx);
+  if (rp.kept_inner) {  // one value per reduced position, in the kept inner column
+    const int64_t col = j % inner;
+    idx[nd - 1] = 0;
+    for (int64_t r = 0; r < rp.count; ++r) {
+      rp.set_reduced(r, rp.reduced, idx);
+      Ev placed = ev;
+      placed.set_row(idx, nd);
+      acc.push(tsr::detail::convert<A>(placed[col]), r);
+    }
+  } else {  // rows of the inner reduced dim
+    const int64_t row_len = rp.reduced_inner_size();
+    const int64_t rows = row_len == 0 ? 0 : rp.count / row_len;
+    for (int64_t r = 0; r < rows; ++r) {
+      rp.set_reduced(r, rp.reduced - 1, idx);
+      idx[nd - 1] = 0;
+      Ev placed = ev;
+      placed.set_row(idx, nd);
+      for (int64_t c = 0; c < row_len; ++c) acc.push(tsr::detail::convert<A>(placed[c]), r * row_len + c);
+    }
+  }
+}
+
 template <class R, class A, class Ev>
 struct ReduceOutput {
   Ev ev;
@@ -107,32 +138,8 @@ struct ReduceOutput {
   A identity;
 
   TSR_HOST_DEVICE void operator()(int64_t j) const {
-    const tsr::detail::Plan& p = rp.plan;
-    const int nd = p.ndim;
-    const int64_t inner = rp.inner_kept_size();
-    int64_t idx[tsr::detail::kMaxEvalDims];
-    rp.set_outer(j / inner, idx);
     PairwiseCombiner<R, A> acc;
-    if (rp.kept_inner) {  // one value per reduced position, in the kept inner column
-      const int64_t col = j % inner;
-      idx[nd - 1] = 0;
-      for (int64_t r = 0; r < rp.count; ++r) {
-        rp.set_reduced(r, rp.reduced, idx);
-        Ev placed = ev;
-        placed.set_row(idx, nd);
-        acc.push(tsr::detail::convert<A>(placed[col]));
-      }
-    } else {  // rows of the inner reduced dim
-      const int64_t row_len = rp.reduced_inner_size();
-      const int64_t rows = row_len == 0 ? 0 : rp.count / row_len;
-      for (int64_t r = 0; r < rows; ++r) {
-        rp.set_reduced(r, rp.reduced - 1, idx);
-        idx[nd - 1] = 0;
-        Ev placed = ev;
-        placed.set_row(idx, nd);
-        for (int64_t c = 0; c < row_len; ++c) acc.push(tsr::detail::convert<A>(placed[c]));
-      }
-    }
+    push_reduced<A>(ev, rp, j, acc);
     out[j] = acc.finish(identity);
   }
 };
@@ -148,6 +155,51 @@ void reduce_dims_into(const Tensor<A>& out, const E& e, const tsr::detail::Reduc
   const ReduceOutput<R, A, Ev> reduce{ev, rp, out.device_data_ptr(), R::template identity<A>()};
   const Launch launch(out.device().index);
   launch.run("thrust::for_each_n (reduction over dims)", [&](const auto& policy) {
+    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), rp.outputs, reduce);
+  });
+}
+
+// ----- max/min over a dimension, with indices ---------------------------------
+
+// The first largest (Max) or smallest value pushed and its position; NaN
+// wins, the first NaN (tsr::detail::better, as on the CPU).
+template <bool Max, class A>
+struct ExtremeWithPosition {
+  A best{};
+  int64_t at = 0;
+  TSR_HOST_DEVICE void push(A v, int64_t position) {
+    if (position == 0 || tsr::detail::better<Max>(v, best)) best = v, at = position;
+  }
+};
+
+template <bool Max, class T, class A, class Ev>
+struct IndexReduceOutput {
+  Ev ev;
+  tsr::detail::ReducePlan rp;
+  T* values;
+  int64_t* indices;
+
+  TSR_HOST_DEVICE void operator()(int64_t j) const {
+    ExtremeWithPosition<Max, A> acc;
+    push_reduced<A>(ev, rp, j, acc);
+    values[j] = tsr::detail::convert<T>(acc.best);
+    indices[j] = acc.at;
+  }
+};
+
+// values and indices (contiguous, rp.outputs elements each, on the device)
+// = the extreme of e along rp's one reduced dim and its index there.
+template <bool Max, class T, class E>
+void index_reduce_into(const Tensor<T>& values, const Tensor<int64_t>& indices, const E& e,
+                       const tsr::detail::ReducePlan& rp) {
+  if (rp.outputs == 0) return;
+  using A = tsr::acc_t<T>;
+  const auto ev = e.evaluator(rp.plan);
+  using Ev = std::remove_const_t<decltype(ev)>;
+  static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
+  const IndexReduceOutput<Max, T, A, Ev> reduce{ev, rp, values.device_data_ptr(), indices.device_data_ptr()};
+  const Launch launch(values.device().index);
+  launch.run("thrust::for_each_n (max/min over a dim)", [&](const auto& policy) {
     thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), rp.outputs, reduce);
   });
 }
