@@ -157,7 +157,9 @@ void matmul_on_device(const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b
   check_same_device(device, a);
   check_same_device(device, b);
   if constexpr (!is_floating_v<T>) {
-    fail<Error>("\"addmm_cuda\" not implemented for '", std::is_same_v<T, int32_t> ? "Int" : "Long", "'");
+    fail<Error>("matrix products of '", std::is_same_v<T, int32_t> ? "Int" : "Long",
+                "' tensors do not run on CUDA devices (as in PyTorch, whose addmm_cuda refuses them); copy them to "
+                "the CPU first with .to(tsr::kCPU)");
   } else if constexpr (!kCudaBackend) {
     fail_compiled_without_cuda(device, "a matrix product");
   } else {
