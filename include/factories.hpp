@@ -126,6 +126,12 @@ template <class T>
 Tensor<T> placed_on(Tensor<T> t, Device device) {
   return device.is_cpu() ? t : t.copy_to(device);
 }
+// t's elements for a host loop: t itself (contiguous) on the CPU, a copy
+// from its device otherwise.
+template <class T>
+Tensor<T> host_contiguous(const Tensor<T>& t) {
+  return t.device().is_cpu() ? t.contiguous() : t.copy_to(kCPU);
+}
 template <class T>
 void fill_uniform(Tensor<T>& t, double from, double to, bool in_place) {
   static_assert(is_floating_v<T>, "uniform_ expects a floating point tensor");

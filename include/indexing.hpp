@@ -6,13 +6,79 @@
 // in-place target untouched; the errors are tsr::IndexError with PyTorch's
 // text (PyTorch raises some of them as RuntimeError; IndexError is an Error).
 #pragma once
+#include <algorithm>
+#include <numeric>
 #include <vector>
 
+#include "factories.hpp"
 #include "math.hpp"
 #include "shape_ops.hpp"
 
 namespace tsr {
 namespace detail {
+
+// The indices for a host loop (host_contiguous) into a tensor on x_device,
+// where they must be too (as in PyTorch).
+inline Tensor<int64_t> host_indices(const Tensor<int64_t>& index, Device x_device) {
+  if (index.device() != x_device) [[unlikely]]
+    fail_mixed_devices(x_device, index.device());
+  return host_contiguous(index);
+}
+
+// A scatter's moves on a device, worked out on the host: the distinct
+// destinations in self (element offsets, increasing), where each one's
+// values begin among the sources (destination s takes the values at
+// sources[begins[s]] .. sources[begins[s + 1] - 1], in index order), and
+// the sources (element offsets in src). One tensor on the device holds
+// them all.
+struct ScatterMoveView {
+  const int64_t* destinations;
+  const int64_t* begins;
+  const int64_t* sources;
+};
+struct ScatterMoves {
+  int64_t count = 0;       // distinct destinations
+  Tensor<int64_t> packed;  // destinations, begins (count + 1), sources
+  ScatterMoveView view() const {
+    const int64_t* p = packed.device_data_ptr();
+    return {p, p + count, p + 2 * count + 1};
+  }
+};
+// The moves of dst[i] <- src[i] for every i, on `device`.
+inline ScatterMoves scatter_moves(const std::vector<int64_t>& dst, const std::vector<int64_t>& src, Device device) {
+  std::vector<std::size_t> order(dst.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return dst[a] < dst[b]; });
+  std::vector<int64_t> destinations, begins, sources;
+  for (const std::size_t i : order) {
+    if (destinations.empty() || destinations.back() != dst[i]) {
+      destinations.push_back(dst[i]);
+      begins.push_back(static_cast<int64_t>(sources.size()));
+    }
+    sources.push_back(src[i]);
+  }
+  begins.push_back(static_cast<int64_t>(sources.size()));
+  auto packed = Tensor<int64_t>::allocate({static_cast<int64_t>(destinations.size() + begins.size() + sources.size())});
+  int64_t* p = packed.data_ptr();
+  for (const auto* part : {&destinations, &begins, &sources}) p = std::copy(part->begin(), part->end(), p);
+  return {static_cast<int64_t>(destinations.size()), packed.copy_to(device)};
+}
+
+// The device backend's forms (cuda/indexing.hpp), in translation units that have it.
+namespace cuda {
+template <class T>
+void gather_elements(const Tensor<T>& out, const Tensor<T>& src, const Tensor<int64_t>& offsets);
+template <class T>
+void scatter(const Tensor<T>& self, const ScatterMoves& moves, const Tensor<T>* src, T value, bool add);
+}  // namespace cuda
+
+// out[k] = src's element at offsets[k] (host offsets, in elements from
+// src's first), for a contiguous out on src's device.
+template <class T>
+void gather_on_device(const Tensor<T>& out, const Tensor<T>& src, const Tensor<int64_t>& offsets) {
+  if constexpr (kCudaBackend) cuda::gather_elements(out, src, offsets.copy_to(out.device()));
+  else fail_compiled_without_cuda(out.device(), "indexing");
+}
 
 // Checks every index against [lo, size) with PyTorch's message for gather,
 // scatter and integer indexing.
@@ -74,20 +140,38 @@ void check_scatter_shapes(const Tensor<T>& self, int64_t dim, const Tensor<int64
               dim);
 }
 
-// self[... index[p] ...] (op)= value(p) for every position p of index.
-template <class T, class Value, class Op>
-void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Strides& src_st, Value value,
-                  Op op) {
+// self[... index[p] ...] = w, or += w with add, for every position p of
+// index, in index order: w is src[p] (src read at its strides), or value
+// when src is null.
+template <class T>
+void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>* src, T value,
+                  bool add) {
   check_in_place(self, ScalarLeaf<T>(T(0)));
-  const Tensor<int64_t> idx = index.contiguous();
+  if (src && src->device() != self.device()) [[unlikely]]
+    fail_mixed_devices(self.device(), src->device());
+  const Tensor<int64_t> idx = host_indices(index, self.device());
   const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
   check_indices(idx, 0, size, dim);
-  T* out = self.data_ptr();
   const int64_t step = self.dim() == 0 ? 0 : self.stride(dim);
-  walk_index(idx, dim, self.strides(), src_st, [&](int64_t v, int64_t self_off, int64_t src_off) {
-    T& dst = out[self_off + v * step];
-    dst = op(dst, value(src_off));
-  });
+  const Strides& src_st = src ? src->strides() : idx.strides();
+  if (self.device().is_cpu()) {
+    T* out = self.data_ptr();
+    const T* sp = src ? src->data_ptr() : nullptr;
+    walk_index(idx, dim, self.strides(), src_st, [&](int64_t v, int64_t self_off, int64_t src_off) {
+      T& dst = out[self_off + v * step];
+      const T w = sp ? sp[src_off] : value;
+      dst = add ? convert<T>(dst + w) : w;
+    });
+  } else if constexpr (kCudaBackend) {
+    std::vector<int64_t> dst, from;
+    walk_index(idx, dim, self.strides(), src_st, [&](int64_t v, int64_t self_off, int64_t src_off) {
+      dst.push_back(self_off + v * step);
+      from.push_back(src_off);
+    });
+    cuda::scatter(self, scatter_moves(dst, from, self.device()), src, value, add);
+  } else {
+    fail_compiled_without_cuda(self.device(), "scatter");
+  }
   self.storage()->bump_version();
 }
 
@@ -98,7 +182,7 @@ template <class T>
 Tensor<T> index_select(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
   detail::check<IndexError>(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
   dim = detail::wrap_dim(dim, x.dim());
-  const Tensor<int64_t> idx = index.contiguous();
+  const Tensor<int64_t> idx = detail::host_indices(index, x.device());
   const int64_t size = x.dim() == 0 ? 1 : x.size(dim);
   const int64_t* p = idx.data_ptr();
   for (int64_t i = 0; i < idx.numel(); ++i)
@@ -106,7 +190,7 @@ Tensor<T> index_select(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& i
   // PyTorch returns the scalar itself for a 0-d x.
   auto out = detail::unrecorded(
       [&] { return x.dim() == 0 ? x.clone() : detail::take_along(x, dim, idx.numel(), [p](int64_t i) { return p[i]; }); });
-  detail::record_op<autograd::tag::IndexSelect>(out, x, dim, idx, "IndexSelectBackward0");
+  detail::record_op<autograd::tag::IndexSelect>(out, x, dim, index, "IndexSelectBackward0");
   return out;
 }
 
@@ -118,7 +202,7 @@ Tensor<T> index(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
   detail::check<IndexError>(x.dim() > 0, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
   dim = detail::wrap_dim(dim, x.dim());
-  const Tensor<int64_t> idx = index.contiguous();
+  const Tensor<int64_t> idx = detail::host_indices(index, x.device());
   const int64_t size = x.size(dim);
   detail::check_indices(idx, -size, size, dim);
   const int64_t* p = idx.data_ptr();
@@ -127,7 +211,7 @@ Tensor<T> index(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
   for (int64_t s : idx.sizes()) shape.push_back(s);
   for (int64_t d = dim + 1; d < x.dim(); ++d) shape.push_back(x.size(d));
   out = out.view(shape);
-  detail::record_op<autograd::tag::IndexSelect>(out, x, dim, idx, "IndexBackward0");
+  detail::record_op<autograd::tag::IndexSelect>(out, x, dim, index, "IndexBackward0");
   return out;
 }
 
@@ -141,15 +225,23 @@ Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) 
     detail::check(d == dim || index.size(d) <= x.size(d), "Size does not match at dimension ", d,
                   " expected index ", index.sizes(), " to be smaller than self ", x.sizes(), " apart from dimension ",
                   dim);
-  const Tensor<int64_t> idx = index.contiguous();
+  const Tensor<int64_t> idx = detail::host_indices(index, x.device());
   const int64_t size = x.dim() == 0 ? 1 : x.size(dim), step = x.dim() == 0 ? 0 : x.stride(dim);
   detail::check_indices(idx, 0, size, dim);
-  auto out = Tensor<T>::allocate(idx.sizes());
-  const T* src = x.data_ptr();
-  T* dst = out.data_ptr();
-  detail::walk_index(idx, dim, x.strides(), out.strides(),
-                     [&](int64_t v, int64_t x_off, int64_t out_off) { dst[out_off] = src[x_off + v * step]; });
-  detail::record_op<autograd::tag::Gather>(out, x, dim, idx);
+  auto out = Tensor<T>::allocate(idx.sizes(), x.device());
+  if (x.device().is_cpu()) {
+    const T* src = x.data_ptr();
+    T* dst = out.data_ptr();
+    detail::walk_index(idx, dim, x.strides(), out.strides(),
+                       [&](int64_t v, int64_t x_off, int64_t out_off) { dst[out_off] = src[x_off + v * step]; });
+  } else {
+    auto offsets = Tensor<int64_t>::allocate(idx.sizes());
+    int64_t* o = offsets.data_ptr();
+    detail::walk_index(idx, dim, x.strides(), offsets.strides(),
+                       [&](int64_t v, int64_t x_off, int64_t out_off) { o[out_off] = x_off + v * step; });
+    detail::gather_on_device(out, x, offsets);
+  }
+  detail::record_op<autograd::tag::Gather>(out, x, dim, index);
   return out;
 }
 
@@ -161,9 +253,7 @@ Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, 
   dim = detail::wrap_dim(dim, self.dim());
   detail::check_scatter_shapes(self, dim, index, &src);
   const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
-  const T* sp = s.data_ptr();
-  detail::scatter_into(self, dim, index, s.strides(), [sp](int64_t off) { return sp[off]; },
-                       [](T, T v) { return v; });
+  detail::scatter_into(self, dim, index, &s, T(0), false);
   return self;
 }
 // In place: self[... index[p] ...] = value for every position p of index.
@@ -171,8 +261,7 @@ template <class T, Scalar S>
 Tensor<T>& scatter_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, S value) {
   dim = detail::wrap_dim(dim, self.dim());
   detail::check_scatter_shapes<T, T>(self, dim, index, nullptr);
-  const T v = detail::convert<T>(value);
-  detail::scatter_into(self, dim, index, index.strides(), [v](int64_t) { return v; }, [](T, T w) { return w; });
+  detail::scatter_into<T>(self, dim, index, nullptr, detail::convert<T>(value), false);
   return self;
 }
 // In place: self[i][index[i][j][k]][k] += src[i][j][k] for dim 1, in index
@@ -183,9 +272,7 @@ Tensor<T>& scatter_add_(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& ind
   dim = detail::wrap_dim(dim, self.dim());
   detail::check_scatter_shapes(self, dim, index, &src);
   const Tensor<T> s = src.is_alias_of(self) ? src.clone() : src;
-  const T* sp = s.data_ptr();
-  detail::scatter_into(self, dim, index, s.strides(), [sp](int64_t off) { return sp[off]; },
-                       [](T a, T b) { return detail::convert<T>(a + b); });
+  detail::scatter_into(self, dim, index, &s, T(0), true);
   return self;
 }
 // Out-of-place forms: a copy of self with the scatter applied.
@@ -229,15 +316,25 @@ Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
   static_assert(std::is_same_v<typename M::value_type, bool>, "masked_select: expected BoolTensor for mask");
   const Shape shape = detail::broadcast_shapes(x.sizes(), mask.sizes());
   const Tensor<T> xs = Tensor<T>(x.expand(shape)).contiguous();
-  const Tensor<bool> ms = Tensor<bool>(Tensor<bool>(mask).expand(shape)).contiguous();
-  const bool* m = ms.data_ptr();
-  const int64_t count = std::count(m, m + ms.numel(), true);
-  auto out = Tensor<T>::allocate({count});
-  const T* src = xs.data_ptr();
-  T* dst = out.data_ptr();
-  for (int64_t i = 0; i < ms.numel(); ++i)
-    if (m[i]) *dst++ = src[i];
-  detail::record_op<autograd::tag::MaskedSelect>(out, x, ms);
+  const Tensor<bool> ms = Tensor<bool>(Tensor<bool>(mask).expand(shape));
+  if (ms.device() != x.device()) [[unlikely]]
+    detail::fail_mixed_devices(x.device(), ms.device());
+  // The selected flat positions, found on the host.
+  const Tensor<bool> mh = detail::host_contiguous(ms);
+  const bool* m = mh.data_ptr();
+  auto positions = Tensor<int64_t>::allocate({std::count(m, m + mh.numel(), true)});
+  int64_t* p = positions.data_ptr();
+  for (int64_t i = 0; i < mh.numel(); ++i)
+    if (m[i]) *p++ = i;
+  auto out = Tensor<T>::allocate(positions.sizes(), x.device());
+  if (x.device().is_cpu()) {
+    const T* src = xs.data_ptr();
+    T* dst = out.data_ptr();
+    for (int64_t i = 0; i < positions.numel(); ++i) dst[i] = src[positions.data_ptr()[i]];
+  } else {
+    detail::gather_on_device(out, xs, positions);
+  }
+  detail::record_op<autograd::tag::MaskedSelect>(out, x, shape, positions);
   return out;
 }
 
@@ -246,7 +343,7 @@ Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
 template <Expression E>
 Tensor<int64_t> nonzero(const E& e) {
   using T = typename E::value_type;
-  const Tensor<T> x = Tensor<T>(e).contiguous();
+  const Tensor<T> x = detail::host_contiguous(Tensor<T>(e));
   const T* p = x.data_ptr();
   const int64_t n = x.numel(), nd = x.dim();
   int64_t count = 0;
@@ -261,7 +358,7 @@ Tensor<int64_t> nonzero(const E& e) {
       at[static_cast<std::size_t>(d)] = 0;
     }
   }
-  return out;
+  return detail::placed_on(out, detail::expr_device(e));
 }
 
 // where(cond) with one argument: nonzero(cond) as one index tensor per dim
@@ -270,7 +367,7 @@ template <Expression C>
 std::vector<Tensor<int64_t>> where(const C& cond) {
   const Tensor<int64_t> nz = nonzero(cond);
   std::vector<Tensor<int64_t>> out;
-  if (cond.dim() == 0) out.push_back(zeros<int64_t>({nz.size(0)}));
+  if (cond.dim() == 0) out.push_back(zeros<int64_t>({nz.size(0)}, nz.device()));
   for (int64_t d = 0; d < nz.size(1); ++d) out.push_back(nz.select(1, d).contiguous());
   return out;
 }
@@ -278,7 +375,7 @@ std::vector<Tensor<int64_t>> where(const C& cond) {
 // One-hot encoding: shape index.sizes() + [num_classes]; num_classes = -1
 // takes max(index) + 1.
 inline Tensor<int64_t> one_hot(const Tensor<int64_t>& index, int64_t num_classes = -1) {
-  const Tensor<int64_t> idx = index.contiguous();
+  const Tensor<int64_t> idx = detail::host_contiguous(index);
   const int64_t* p = idx.data_ptr();
   const int64_t n = idx.numel();
   if (num_classes == -1) {
@@ -294,7 +391,7 @@ inline Tensor<int64_t> one_hot(const Tensor<int64_t>& index, int64_t num_classes
   auto out = zeros<int64_t>(shape);
   int64_t* dst = out.data_ptr();
   for (int64_t i = 0; i < n; ++i) dst[i * num_classes + p[i]] = 1;
-  return out;
+  return detail::placed_on(out, index.device());
 }
 
 }  // namespace tsr

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "reduce_dims.hpp"
+#include "shape_ops.hpp"
 
 namespace tsr {
 namespace detail {
@@ -12,22 +13,38 @@ namespace detail {
 template <class T>
 using scan_acc_t = std::conditional_t<is_floating_v<T>, double, int64_t>;
 
+struct ScanAdd {
+  template <class A>
+  TSR_HOST_DEVICE A operator()(A a, A b) const { return a + b; }
+};
+struct ScanMultiply {
+  template <class A>
+  TSR_HOST_DEVICE A operator()(A a, A b) const { return a * b; }
+};
+
+// The device backend's form (cuda/scan.hpp), in translation units that have it.
+namespace cuda {
+template <class Out, class Acc, class T, class Op>
+void scan(const Tensor<Out>& out, const Tensor<T>& x, const DimSplit& s, Acc init, Op op);
+}  // namespace cuda
+
 // out[..., i, ...] = op(out[..., i - 1, ...], x[..., i, ...]) along dim, for
 // a contiguous x viewed as [outer, len, inner]: the running values of a whole
 // row of `inner` elements advance together (vectorizable, no strided walk).
+// On a device, one thread per line runs the same sequence.
 template <class Out, class Acc, class T, class Op>
 Tensor<Out> scan(const Tensor<T>& input, int64_t dim, Acc init, Op op) {
   const Tensor<T> x = input.contiguous();
-  auto out = Tensor<Out>::allocate(x.sizes());
+  auto out = Tensor<Out>::allocate(x.sizes(), x.device());
   if (x.numel() == 0) return out;
   dim = wrap_dim(dim, x.dim());
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t d = 0; d < x.dim(); ++d) {
-    const int64_t s = x.sizes()[static_cast<std::size_t>(d)];
-    if (d < dim) outer *= s;
-    else if (d == dim) len = s;
-    else inner *= s;
+  const DimSplit split = split_at(x.sizes(), dim);
+  if (!x.device().is_cpu()) {
+    if constexpr (kCudaBackend) cuda::scan(out, x, split, init, op);
+    else fail_compiled_without_cuda(x.device(), "cumsum and cumprod");
+    return out;
   }
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   const T* src = x.data_ptr();
   Out* dst = out.data_ptr();
   run_units(outer, x.numel(), [&](int64_t ob, int64_t oe) {
@@ -53,8 +70,7 @@ auto cumsum(const E& e, int64_t dim) {
   using T = typename E::value_type;
   using Acc = detail::scan_acc_t<T>;
   auto out = detail::unrecorded([&] {
-    return detail::scan<detail::sum_t<T>>(detail::unrecorded_tensor(e), dim, Acc(0),
-                                          [](Acc a, Acc b) { return a + b; });
+    return detail::scan<detail::sum_t<T>>(detail::unrecorded_tensor(e), dim, Acc(0), detail::ScanAdd{});
   });
   detail::record_op<autograd::tag::Cumsum>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
   return out;
@@ -64,8 +80,7 @@ auto cumprod(const E& e, int64_t dim) {
   using T = typename E::value_type;
   using Acc = detail::scan_acc_t<T>;
   auto out = detail::unrecorded([&] {
-    return detail::scan<detail::sum_t<T>>(detail::unrecorded_tensor(e), dim, Acc(1),
-                                          [](Acc a, Acc b) { return a * b; });
+    return detail::scan<detail::sum_t<T>>(detail::unrecorded_tensor(e), dim, Acc(1), detail::ScanMultiply{});
   });
   detail::record_op<autograd::tag::Cumprod>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
   return out;

@@ -29,17 +29,34 @@ inline DimSplit split_at(const Shape& s, int64_t dim) {
   return r;
 }
 
+// The device backend's form (cuda/indexing.hpp), in translation units that have it.
+namespace cuda {
+template <class T>
+void take_along(const Tensor<T>& out, const Tensor<T>& src, const Tensor<int64_t>& from, const DimSplit& s);
+}  // namespace cuda
+
 // out[o, i, :] = x[o, from(i), :] for i in [0, count) along dim: the one
 // kernel behind flip, roll, index_select and integer indexing. `from` must
-// return valid positions (callers check indices first).
+// return valid positions (callers check indices first); on a device, the
+// host lists them and the device copies the slices.
 template <class T, class From>
 Tensor<T> take_along(const Tensor<T>& x, int64_t dim, int64_t count, From from) {
   const Tensor<T> c = x.contiguous();
   Shape shape = c.sizes();
   if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = count;
-  auto out = Tensor<T>::allocate(shape);
+  auto out = Tensor<T>::allocate(shape, x.device());
   const DimSplit s = split_at(c.sizes(), dim);
   if (out.numel() == 0) return out;
+  if (!x.device().is_cpu()) {
+    if constexpr (kCudaBackend) {
+      auto positions = Tensor<int64_t>::allocate({count});
+      for (int64_t i = 0; i < count; ++i) positions.data_ptr()[i] = from(i);
+      cuda::take_along(out, c, positions.copy_to(x.device()), s);
+    } else {
+      fail_compiled_without_cuda(x.device(), "indexing");
+    }
+    return out;
+  }
   const T* src = c.data_ptr();
   T* dst = out.data_ptr();
   run_units(s.outer * count, out.numel(), [&](int64_t u0, int64_t u1) {
@@ -87,6 +104,8 @@ Tensor<T> cat_impl(const std::vector<Tensor<T>>& tensors, int64_t& dim) {
   int64_t total = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto& t = tensors[i];
+    if (t.device() != ref->device()) [[unlikely]]
+      fail_mixed_devices(ref->device(), t.device());
     if (detail::skipped_in_cat(t)) continue;
     detail::check(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ", ref->dim(), " and ",
                   t.dim());
@@ -97,8 +116,7 @@ Tensor<T> cat_impl(const std::vector<Tensor<T>>& tensors, int64_t& dim) {
     total += t.size(dim);
   }
   shape[static_cast<std::size_t>(dim)] = total;
-  // On the tensors' device: each piece is one copy there (another device's
-  // piece is refused by the copy, with PyTorch's message).
+  // On the tensors' device: each piece is one copy there.
   auto out = Tensor<T>::allocate(shape, ref->device());
   int64_t at = 0;
   for (const auto& t : tensors) {

@@ -16,7 +16,7 @@ namespace detail {
 
 // a before b in ascending order, NaN greatest.
 template <class A>
-bool sorts_before(A a, A b) {
+TSR_HOST_DEVICE bool sorts_before(A a, A b) {
   if constexpr (is_floating_v<A>) {
     if (b != b) return a == a;
     if (a != a) return false;
@@ -24,10 +24,39 @@ bool sorts_before(A a, A b) {
   return a < b;
 }
 
+// The device backend's form (cuda/sort.hpp), in translation units that
+// have it: values and indices of the first k of each line of a contiguous
+// `lines` (its last dim), sorted.
+namespace cuda {
+template <class T>
+void sort_lines(const Tensor<T>& values, const Tensor<int64_t>& indices, const Tensor<T>& lines, bool descending);
+}  // namespace cuda
+
+template <class T>
+std::tuple<Tensor<T>, Tensor<int64_t>> sort_lines_on_device(const Tensor<T>& x, int64_t dim, int64_t k,
+                                                             bool descending) {
+  if constexpr (kCudaBackend) {
+    const NoGradGuard no_grad;  // the caller records the result
+    // The lines along the last dim (a 0-d x is one line of one).
+    const int64_t last = x.dim() - 1;
+    const Tensor<T> lines = x.dim() == 0 ? x.reshape({1}) : x.transpose(dim, last).contiguous();
+    Shape shape = lines.sizes();
+    shape.back() = k;
+    auto values = Tensor<T>::allocate(shape, x.device());
+    auto indices = Tensor<int64_t>::allocate(shape, x.device());
+    cuda::sort_lines(values, indices, lines, descending);
+    if (x.dim() == 0) return {values.reshape({}), indices.reshape({})};
+    return {values.transpose(dim, last).contiguous(), indices.transpose(dim, last).contiguous()};
+  } else {
+    fail_compiled_without_cuda(x.device(), "sorting");
+  }
+}
+
 // Sorts each line along dim and writes the first k of each: values and
 // their positions. Ties break by position, which makes the order total.
 template <class T>
 std::tuple<Tensor<T>, Tensor<int64_t>> sort_lines(const Tensor<T>& x, int64_t dim, int64_t k, bool descending) {
+  if (!x.device().is_cpu()) return sort_lines_on_device(x, dim, k, descending);
   const Tensor<T> c = x.contiguous();
   Shape shape = c.sizes();
   if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = k;

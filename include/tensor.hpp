@@ -174,6 +174,13 @@ struct TensorImpl {
   }
 };
 
+namespace detail {
+template <class E>
+inline constexpr bool is_tensor_v = false;
+template <class U>
+inline constexpr bool is_tensor_v<Tensor<U>> = true;
+}  // namespace detail
+
 template <class T = float>
 class Tensor : public ExprBase<Tensor<T>> {
   static_assert(is_element_type_v<T>,
@@ -337,6 +344,11 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class E>
   Tensor& copy_(const E& src) {
     if constexpr (Expression<E>) {
+      // A tensor on another device comes over first, as PyTorch's copy_
+      // takes one (the gradient goes back to its device).
+      if constexpr (detail::is_tensor_v<E>)
+        if (src.defined() && src.device() != device()) [[unlikely]]
+          return copy_(src.to(device()));
       // With autograd involved, the write is recorded (autograd/in_place.hpp).
       if (detail::in_place_records(*this, src)) return detail::copy_with_history(*this, src);
       // Every in-place write bumps the version (a new tensor starts at 0).

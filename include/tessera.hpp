@@ -53,8 +53,11 @@
 // emulated device build (detail/config.hpp); nothing of it elsewhere.
 #if TSR_CUDA_BACKEND
 #include "cuda/elementwise.hpp"
+#include "cuda/indexing.hpp"
 #include "cuda/matmul.hpp"
 #include "cuda/reduce.hpp"
+#include "cuda/scan.hpp"
+#include "cuda/sort.hpp"
 #include "cuda/tensor_backend.hpp"
 #endif
 

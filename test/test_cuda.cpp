@@ -301,6 +301,11 @@ TEST_CASE("memory_summary of a real sequence: the allocator's statistics in the 
 #include <tessera.hpp>  // with the backend: cuda/elementwise.hpp and cuda/reduce.hpp
 #include <nn/nn.hpp>
 #include <optim/optim.hpp>
+#include <optim/serialize.hpp>
+#include <nn/serialize.hpp>
+
+#include <cstdio>
+#include <unistd.h>
 
 namespace {
 
@@ -727,6 +732,68 @@ TEST_CASE("device tensors: a model moved with to(device) trains as on the CPU, w
   }
 }
 
+TEST_CASE("device tensors: copy_ across devices, and checkpoints of a model and its optimizer on a device") {
+  using namespace tsr;
+  const Device dev = tsr::cuda(1);
+  // copy_ takes a tensor on another device, as PyTorch's, converting its type.
+  const Tensor<float> values = arange<float>(0.f, 6.f).view({2, 3});
+  Tensor<float> host = zeros<float>({2, 3});
+  host.copy_(values.to(dev));
+  CHECK(equal(host, values));
+  Tensor<double> on_dev = zeros<double>({3, 2}, dev);
+  on_dev.t().copy_(values);  // through a view
+  CHECK(on_dev.device() == dev);
+  CHECK(equal(on_dev.to(kCPU), Tensor<double>(cast<double>(values.t()))));
+  // The gradient goes back to the source's device.
+  Tensor<float> src = values.clone().requires_grad_();
+  Tensor<float> dst = zeros<float>({2, 3}, dev);
+  dst.copy_(src);
+  sum(dst * 3.f).backward();
+  CHECK(src.grad().device() == kCPU);
+  CHECK(equal(src.grad(), full<float>({2, 3}, 3.f)));
+
+  // A model trained a step on the device, saved in both formats with its
+  // optimizer, loads into models on the device and on the CPU; the loaded
+  // optimizer takes the same next step.
+  auto [reference, net] = mlp_here_and_on_device();
+  const Tensor<float> x = Tensor<float>(arange<float>(-8.f, 8.f).view({4, 4}) * 0.125f).to(dev);
+  const auto step = [&](nn::Sequential& model, optim::SGD& opt) {
+    opt.zero_grad();
+    nn::functional::mse_loss(model->forward(x), zeros<float>({4, 2}, dev)).backward();
+    opt.step();
+  };
+  optim::SGD opt(net->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  step(net, opt);
+  const std::string base = "/tmp/tsr_test_cuda_" + std::to_string(::getpid());
+  nn::save(net, base + ".pt");
+  nn::save(net, base + ".safetensors");
+  optim::save(opt, base + "_opt.pt");
+  for (const char* ext : {".pt", ".safetensors"}) {
+    CAPTURE(ext);
+    auto [on_cpu, on_device] = mlp_here_and_on_device();
+    nn::load(on_cpu, base + ext);
+    nn::load(on_device, base + ext);
+    const auto want = net->parameters(), got_cpu = on_cpu->parameters(), got_dev = on_device->parameters();
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CHECK(got_cpu[i].as<float>().device() == kCPU);
+      CHECK(got_dev[i].as<float>().device() == dev);
+      CHECK(equal(got_cpu[i].as<float>(), want[i].as<float>().to(kCPU)));
+      CHECK(equal(got_dev[i].as<float>().to(kCPU), want[i].as<float>().to(kCPU)));
+    }
+  }
+  auto [unused, resumed] = mlp_here_and_on_device();
+  nn::load(resumed, base + ".pt");
+  optim::SGD loaded(resumed->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::load(loaded, base + "_opt.pt");
+  step(net, opt);
+  step(resumed, loaded);
+  const auto after = resumed->parameters(), expected = net->parameters();
+  for (std::size_t i = 0; i < after.size(); ++i)
+    CHECK(equal(after[i].as<float>().to(kCPU), expected[i].as<float>().to(kCPU)));
+  for (const char* file : {".pt", ".safetensors", "_opt.pt"}) std::remove((base + file).c_str());
+  (void)reference, (void)unused;
+}
+
 TEST_CASE("device tensors: cross-entropy and NLL of class indices give the CPU's losses and gradients") {
   using namespace tsr;
   namespace F = nn::functional;
@@ -815,6 +882,8 @@ TEST_CASE("device tensors: max and min over a dim with indices, argmax and argmi
   CHECK(equal(gx.grad().to(kCPU), cx.grad()));
   CHECK_THROWS_WITH_AS(max(zeros<float>({2, 0}, dev), 1), "max(): Expected reduction dim 1 to have non-zero size.", Error);
 }
+
+#include "cuda/device_op_cases.hpp"  // indexing, scans, sorting, convolutions and pooling on the device
 
 TEST_CASE("device tensors: random draws, dropout, initialization and normalization layers as on the CPU") {
   using namespace tsr;
@@ -988,14 +1057,13 @@ TEST_CASE("device tensors: PyTorch's errors for mixed devices, bad devices and e
   CHECK_THROWS_WITH_AS(Tensor<float>(dev0 + host), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
   CHECK_THROWS_WITH_AS(Tensor<float>(dev0 * dev1), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!", Error);
   Tensor<float> into_cpu = host.clone();
-  CHECK_THROWS_WITH_AS(into_cpu.copy_(dev0), "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!", Error);
+  CHECK_THROWS_WITH_AS(into_cpu.copy_(dev0 * 2.f), "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!", Error);
   CHECK_THROWS_WITH_AS(sum(dev0 - host), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
   CHECK_THROWS_WITH_AS(zeros<float>({2}, tsr::cuda(2)), doctest::Contains("CUDA error: invalid device ordinal"), Error);
   CHECK_THROWS_WITH_AS(tsr::cuda(-1), "Device index must not be negative", Error);
   // Operations without a device path yet refuse device tensors instead of
   // reading device memory on the host.
-  CHECK_THROWS_WITH_AS(sort(dev0), doctest::Contains("runs on the CPU only in tessera and cannot take tensors on cuda:0"), Error);
-  CHECK_THROWS_WITH_AS(dev0.data_ptr(), doctest::Contains("copy them to the CPU first with .to(tsr::kCPU)"), Error);
+  CHECK_THROWS_WITH_AS(dev0.data_ptr(), "this operation (it reads the tensor's memory on the host, through data_ptr()) runs on the CPU only in tessera and cannot take tensors on cuda:0; copy them to the CPU first with .to(tsr::kCPU)", Error);
   CHECK(dev0.device_data_ptr() != nullptr);
   // 20 GiB on a 16 GiB device: the cache is emptied, the allocation retried
   // once, then torch.cuda.OutOfMemoryError's text.

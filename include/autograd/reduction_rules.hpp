@@ -273,10 +273,11 @@ struct OpRule<tag::Cumprod> {
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         if (g.dim() == 0) return in.send(g);
         if (tsr::detail::grad_mode_flag()) return recorded(g);
-        // Lines along the last dim, contiguous.
+        // Lines along the last dim, contiguous, on the host (a device's are
+        // copied there and the result back).
         const int64_t last = g.dim() - 1;
-        const Tensor<T> x = in.value().transpose(dim, last).contiguous();
-        const Tensor<T> gl = g.transpose(dim, last).contiguous();
+        const Tensor<T> x = tsr::detail::host_contiguous(in.value().transpose(dim, last));
+        const Tensor<T> gl = tsr::detail::host_contiguous(g.transpose(dim, last));
         Tensor<T> gx = Tensor<T>::allocate(x.sizes());
         const int64_t n = x.size(last), lines = n == 0 ? 0 : x.numel() / n;
         const T *px = x.data_ptr(), *pg = gl.data_ptr();
@@ -306,7 +307,7 @@ struct OpRule<tag::Cumprod> {
             for (int64_t i = k + 1; i < n; ++i) o[i] = T(0);
           }
         }
-        return in.send(gx.transpose(dim, last));
+        return in.send(tsr::detail::placed_on(gx, g.device()).transpose(dim, last));
       }
       // A recorded backward (create_graph): the formula for an input without
       // zeros, sum_{j >= i} g_j y_j / x_i, from recorded ops. (With zeros, the

@@ -13,7 +13,7 @@ namespace detail_rules {
 // the backward is recorded (create_graph) and g has a history.
 template <class T>
 Tensor<T> scattered(const Shape& sizes, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>& g, bool add) {
-  auto gx = zeros<T>(sizes);
+  auto gx = zeros<T>(sizes, g.device());
   if (tsr::detail::grad_mode_flag() && g.requires_grad()) return add ? scatter_add(gx, dim, index, g) : scatter(gx, dim, index, g);
   return add ? scatter_add_(gx, dim, index, g) : scatter_(gx, dim, index, g);
 }

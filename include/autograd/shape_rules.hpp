@@ -75,22 +75,17 @@ struct OpRule<tag::IndexSelect> {
 template <>
 struct OpRule<tag::MaskedSelect> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<bool>& mask) {
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shape, const Tensor<int64_t>& positions) {
     struct Rule {
       Shape x_sizes, shape;      // x's, and the broadcast shape the mask selects from
-      Tensor<int64_t> positions; // the selected flat positions, in order
+      Tensor<int64_t> positions; // the selected flat positions, in order, on x's device
       std::vector<GradRef> backward(const Tensor<T>& g) const {
         const Tensor<T> full = detail_rules::scattered({numel_of(shape)}, 0, positions, g, false);
         return {tsr::detail::sum_to(full.view(shape), x_sizes).impl_ptr()};
       }
     };
-    // mask is broadcast to the common shape and contiguous.
-    auto positions = Tensor<int64_t>::allocate({out.numel()});
-    const bool* m = mask.data_ptr();
-    int64_t* p = positions.data_ptr();
-    for (int64_t i = 0; i < mask.numel(); ++i)
-      if (m[i]) *p++ = i;
-    set_rule(out, "MaskedSelectBackward0", Rule{x.sizes(), mask.sizes(), positions}, {tsr::detail::gradient_edge(x)});
+    set_rule(out, "MaskedSelectBackward0", Rule{x.sizes(), shape, tsr::detail::placed_on(positions, x.device())},
+             {tsr::detail::gradient_edge(x)});
   }
 };
 
@@ -147,7 +142,7 @@ struct OpRule<tag::Scatter> {
           // src may be larger than index: the elements scatter did not read get 0.
           Tensor<T> gathered = gather(g, dim, index);
           if (gathered.sizes() != src_sizes) {
-            auto padded = zeros<T>(src_sizes);
+            auto padded = zeros<T>(src_sizes, g.device());
             Tensor<T> corner = padded;
             for (int64_t d = 0; d < gathered.dim(); ++d) corner = corner.narrow(d, 0, gathered.size(d));
             corner.copy_(gathered);  // recorded under create_graph (CopySlices)

@@ -12,8 +12,6 @@
 // CPU, which is how it is tested on machines without a GPU.
 #pragma once
 #include <thrust/execution_policy.h>
-#include <thrust/for_each.h>
-#include <thrust/iterator/counting_iterator.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -53,6 +51,26 @@ struct PlanIndex {
   }
 };
 
+// The fast path of a one-row plan (operands contiguous, or all their dims
+// merged into one): the evaluator placed at that row once, on the host.
+// Each thread then reads its column straight from the kernel's parameters,
+// with no index arithmetic and no copy of the tree.
+template <class Ev>
+Ev at_only_row(const Ev& ev) {
+  const int64_t row[1] = {0};
+  Ev placed = ev;
+  placed.set_row(row, 1);
+  return placed;
+}
+
+template <class T, class Ev>
+struct WriteColumn {
+  Ev ev;
+  T* out;
+  int64_t out_step;
+  TSR_HOST_DEVICE void operator()(int64_t k) const { out[k * out_step] = tsr::detail::convert<T>(ev[k]); }
+};
+
 // Writes output element k of an evaluation along a plan.
 template <class T, class Ev>
 struct WriteElement {
@@ -78,11 +96,13 @@ void write_elements(const Tensor<T>& dst, const E& src, const tsr::detail::Plan&
   const auto ev = src.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
+  if (plan.ndim == 1) {
+    const auto out = at_only_row(dst.evaluator(plan));
+    const WriteColumn<T, Ev> write{at_only_row(ev), const_cast<T*>(out.ptr), out.inner};
+    return for_each_index(dst.device().index, n, write, "thrust::for_each_n (elementwise, one row)");
+  }
   const WriteElement<T, Ev> write{ev, dst.evaluator(plan), PlanIndex(plan)};
-  const Launch launch(dst.device().index);
-  launch.run("thrust::for_each_n (elementwise)", [&](const auto& policy) {
-    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), n, write);
-  });
+  for_each_index(dst.device().index, n, write, "thrust::for_each_n (elementwise)");
 }
 
 }  // namespace tsr::detail::cuda

@@ -5,8 +5,6 @@
 // so the formulas exist once.
 #pragma once
 #include <thrust/execution_policy.h>
-#include <thrust/for_each.h>
-#include <thrust/iterator/counting_iterator.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -41,10 +39,7 @@ void update_elements(int device, const Step& step, T* const* pointers, int64_t n
   static_assert(std::is_trivially_copyable_v<Step>, "an optimizer step must be trivially copyable to run on the device");
   UpdateElement<T, Step, Writes...> update{step, {}};
   for (std::size_t i = 0; i < sizeof...(Writes); ++i) update.pointers[i] = pointers[i];
-  const Launch launch(device);
-  launch.run("thrust::for_each_n (optimizer step)", [&](const auto& policy) {
-    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), n, update);
-  });
+  for_each_index(device, n, update, "thrust::for_each_n (optimizer step)");
 }
 
 }  // namespace tsr::detail::cuda

@@ -8,7 +8,6 @@
 // plain left fold: the tests compare exactly representable values.
 #pragma once
 #include <thrust/execution_policy.h>
-#include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/transform_reduce.h>
 
@@ -33,6 +32,13 @@ struct ReadElement {
   }
 };
 
+// The same for a one-row plan (at_only_row): element k is column k.
+template <class A, class Ev>
+struct ReadColumn {
+  Ev ev;
+  TSR_HOST_DEVICE A operator()(int64_t k) const { return tsr::detail::convert<A>(ev[k]); }
+};
+
 template <class R>
 struct Combine {
   template <class A>
@@ -52,10 +58,15 @@ A reduce_elements(const E& e) {
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
   const Launch launch(tsr::detail::expr_device(e).index);
-  return launch.run("thrust::transform_reduce", [&](const auto& policy) {
-    return thrust::transform_reduce(policy, thrust::counting_iterator<int64_t>(0), thrust::counting_iterator<int64_t>(n),
-                                    ReadElement<A, Ev>{ev, PlanIndex(plan)}, R::template identity<A>(), Combine<R>{});
-  });
+  const auto reduce = [&](const auto& read) {
+    return launch.run("thrust::transform_reduce", [&](const auto& policy) {
+      return thrust::transform_reduce(policy, thrust::counting_iterator<int64_t>(0),
+                                      thrust::counting_iterator<int64_t>(n), read, R::template identity<A>(),
+                                      Combine<R>{});
+    });
+  };
+  if (plan.ndim == 1) return reduce(ReadColumn<A, Ev>{at_only_row(ev)});
+  return reduce(ReadElement<A, Ev>{ev, PlanIndex(plan)});
 }
 
 // ----- reductions over dimensions -------------------------------------------
@@ -153,10 +164,7 @@ void reduce_dims_into(const Tensor<A>& out, const E& e, const tsr::detail::Reduc
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
   const ReduceOutput<R, A, Ev> reduce{ev, rp, out.device_data_ptr(), R::template identity<A>()};
-  const Launch launch(out.device().index);
-  launch.run("thrust::for_each_n (reduction over dims)", [&](const auto& policy) {
-    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), rp.outputs, reduce);
-  });
+  for_each_index(out.device().index, rp.outputs, reduce, "thrust::for_each_n (reduction over dims)");
 }
 
 // ----- max/min over a dimension, with indices ---------------------------------
@@ -198,10 +206,7 @@ void index_reduce_into(const Tensor<T>& values, const Tensor<int64_t>& indices, 
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
   const IndexReduceOutput<Max, T, A, Ev> reduce{ev, rp, values.device_data_ptr(), indices.device_data_ptr()};
-  const Launch launch(values.device().index);
-  launch.run("thrust::for_each_n (max/min over a dim)", [&](const auto& policy) {
-    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), rp.outputs, reduce);
-  });
+  for_each_index(values.device().index, rp.outputs, reduce, "thrust::for_each_n (max/min over a dim)");
 }
 
 }  // namespace tsr::detail::cuda

@@ -15,6 +15,8 @@
 // stream-ordered reuse and the errors are the same code as under nvcc.
 #pragma once
 #include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <array>
 #include <chrono>
@@ -128,6 +130,17 @@ class Launch {
   CurrentDeviceScope scope_;
 #endif
 };
+
+// f(k) for every k in [0, n), one thread each, on the current stream of
+// `device`: the launch behind every one-thread-per-element kernel here.
+template <class F>
+void for_each_index(int device, int64_t n, const F& f, const char* call) {
+  if (n == 0) return;
+  const Launch launch(device);
+  launch.run(call, [&](const auto& policy) {
+    thrust::for_each_n(policy, thrust::counting_iterator<int64_t>(0), n, f);
+  });
+}
 
 }  // namespace tsr::detail::cuda
 

@@ -117,7 +117,7 @@ void save_npy(const std::string& path, const Tensor<T>& t) {
   total = pre + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  const auto values = t.contiguous();
+  const auto values = tsr::detail::host_contiguous(t);  // a device tensor is copied to the host
   std::string start = "\x93NUMPY";
   start += static_cast<char>(v2 ? 2 : 1);
   start += '\0';

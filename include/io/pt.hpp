@@ -126,19 +126,22 @@ inline PickleValue load_pt(const std::string& path) {
 
 // Writes `value` as torch.save does (a zip torch.load reads). Each storage
 // is written once, whole, as PyTorch does: tensors that share one (tied
-// weights, views) share it again when loaded. The file appears whole or not
-// at all.
+// weights, views) share it again when loaded. A device's storage is copied
+// to the host and written as a CPU storage, so the file loads anywhere
+// (torch.load(path, map_location='cpu') gives the same). The file appears
+// whole or not at all.
 inline void save_pt(const std::string& path, const PickleValue& value) {
   std::vector<Storage> records;  // written as data/0, data/1, ...
   std::map<std::pair<const void*, std::string>, std::string> keys;  // (storage, type) -> key
   auto name = [&](const AnyTensor& any) {
     return any.visit([&]<class T>(const Tensor<T>& t) {
-      (void)t.data_ptr();  // PyTorch's error where the view reaches past its storage (one freed by resize_(0))
+      (void)t.device_data_ptr();  // PyTorch's error where the view reaches past its storage (one freed by resize_(0))
       const Storage& s = t.storage();
       auto [it, fresh] = keys.emplace(std::pair<const void*, std::string>(s.get(), detail::FormatNames<T>::storage), "");
       if (fresh) {
         it->second = std::to_string(records.size());
-        records.push_back(s);
+        const int64_t elements = static_cast<int64_t>(s->nbytes() / sizeof(T));
+        records.push_back(t.device().is_cpu() ? s : t.as_strided({elements}, {1}, 0).copy_to(kCPU).storage());
       }
       return detail::Pickler::StorageId{detail::FormatNames<T>::storage, it->second, static_cast<int64_t>(s->nbytes() / sizeof(T)),
                                         t.storage_offset(), t.sizes(), t.strides()};

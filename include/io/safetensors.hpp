@@ -337,7 +337,7 @@ inline void save_safetensors(const std::string& path, const TensorDict& tensors,
     tsr::detail::check(name != "__metadata__", "save_safetensors: '__metadata__' cannot name a tensor");
     tsr::detail::check(seen.insert(name).second, "save_safetensors: the name '", name, "' is used twice");
     tsr::detail::check(t.defined(), "save_safetensors: '", name, "' is an undefined tensor");
-    contiguous.push_back(t.visit([](const auto& x) { return AnyTensor(x.detach().contiguous()); }));
+    contiguous.push_back(t.visit([](const auto& x) { return AnyTensor(tsr::detail::host_contiguous(x.detach())); }));
     const uint64_t nbytes = contiguous.back().visit([](const auto& x) {
       return static_cast<uint64_t>(x.numel()) * sizeof(typename std::remove_cvref_t<decltype(x)>::value_type);
     });

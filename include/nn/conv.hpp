@@ -44,6 +44,17 @@ struct Window2d {
   int64_t oh, ow;                  // output size
 };
 
+// The device backend's forms (cuda/windows.hpp), in translation units that have it.
+namespace cuda {
+template <class T>
+void im2col(const Tensor<T>& cols, const Tensor<T>& x, const Window2d& g, T fill);
+template <class T>
+void col2im(const Tensor<T>& x, const Tensor<T>& cols, const Window2d& g);
+template <class T>
+void max_pool2d(const Tensor<T>& values, const Tensor<int64_t>& indices, const Tensor<T>& x, const Window2d& g,
+                T lowest);
+}  // namespace cuda
+
 // x (N, C, H, W) -> (C kh kw, N oh ow): one row per kernel tap, one column
 // per output position of every image, so that a convolution of the whole
 // batch is one matrix product. Window positions outside the input read
@@ -167,12 +178,17 @@ template <class T>
 Tensor<T> im2col(const Tensor<T>& x, const Window2d& g, T fill) {
   const Tensor<T> in = x.contiguous();
   const int64_t n = x.size(0), c = x.size(1), rows = c * g.kh * g.kw, cols = g.oh * g.ow, width = n * cols;
-  auto out = Tensor<T>::allocate({rows, width});
-  const T* src = in.data_ptr();
-  T* dst = out.data_ptr();
-  ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) im2col_image(src + b * c * g.h * g.w, g, c, fill, dst + b * cols, width);
-  });
+  auto out = Tensor<T>::allocate({rows, width}, x.device());
+  if (!x.device().is_cpu()) {
+    if constexpr (kCudaBackend) cuda::im2col(out, in, g, fill);
+    else fail_compiled_without_cuda(x.device(), "convolutions and pooling");
+  } else {
+    const T* src = in.data_ptr();
+    T* dst = out.data_ptr();
+    ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) im2col_image(src + b * c * g.h * g.w, g, c, fill, dst + b * cols, width);
+    });
+  }
   record_op<autograd::tag::Im2col>(out, x, g);
   return out;
 }
@@ -181,12 +197,19 @@ template <class T>
 Tensor<T> col2im(const Tensor<T>& cols_in, const Window2d& g, int64_t channels) {
   const Tensor<T> in = cols_in.contiguous();
   const int64_t width = in.size(1), cols = g.oh * g.ow, n = width / cols;
-  auto out = zeros<T>({n, channels, g.h, g.w});
-  const T* src = in.data_ptr();
-  T* dst = out.data_ptr();
-  ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) col2im_image(src + b * cols, width, g, channels, dst + b * channels * g.h * g.w);
-  });
+  Tensor<T> out;
+  if (!in.device().is_cpu()) {
+    out = Tensor<T>::allocate({n, channels, g.h, g.w}, in.device());
+    if constexpr (kCudaBackend) cuda::col2im(out, in, g);
+    else fail_compiled_without_cuda(in.device(), "convolutions and pooling");
+  } else {
+    out = zeros<T>({n, channels, g.h, g.w});
+    const T* src = in.data_ptr();
+    T* dst = out.data_ptr();
+    ThreadPool::instance().parallel_for(n, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) col2im_image(src + b * cols, width, g, channels, dst + b * channels * g.h * g.w);
+    });
+  }
   record_op<autograd::tag::Col2im>(out, cols_in, g, channels);
   return out;
 }
@@ -484,10 +507,12 @@ Tensor<T> conv2d_activated(const Tensor<T>& x_in, const Tensor<T>& weight, const
   g.ow = (span_w - 1) / g.sw + 1;
   if (bias.defined())
     check(bias.dim() == 1 && bias.numel() == out_ch, "bias should have ", out_ch, " elements, got ", bias.sizes());
-  if (groups == 1) {
+  if (groups == 1 && x.device().is_cpu()) {
     const Tensor<T> out = conv2d_images(x, weight, bias, g, act);
     return unbatched ? out.squeeze(0) : out;
   }
+  // (On a device, the whole batch's patch matrix and one product per
+  // group, also for one group.)
   const Tensor<T> cols = im2col(x, g, T(0));  // (C kh kw, N L)
   const int64_t k = (c / groups) * g.kh * g.kw, l = g.oh * g.ow;
   // Groups: one product for the whole batch per group, (O / G, K) x (K, N L).
@@ -801,7 +826,7 @@ Window2d pool_window(const Tensor<T>& x, const nn::PoolOptions<2>& o, const char
 // PyTorch's rule for a window's running maximum, scanned in order: a later
 // element wins only when larger, or NaN.
 template <class T>
-bool max_pool_takes(T e, T best) {
+TSR_HOST_DEVICE bool max_pool_takes(T e, T best) {
   return (e > best) | (e != e);
 }
 
@@ -839,8 +864,14 @@ void max_pool_2x2_plane(const T* in, int64_t w, int64_t oh, int64_t ow, T* v, in
 template <class T>
 std::pair<Tensor<T>, Tensor<int64_t>> max_pool2d_indices(const Tensor<T>& x, const Window2d& g, int64_t planes) {
   const Tensor<T> xc = x.contiguous();
-  auto out = Tensor<T>::allocate({planes, g.oh * g.ow});
-  auto idx = Tensor<int64_t>::allocate({planes, g.oh * g.ow});
+  auto out = Tensor<T>::allocate({planes, g.oh * g.ow}, x.device());
+  auto idx = Tensor<int64_t>::allocate({planes, g.oh * g.ow}, x.device());
+  if (!x.device().is_cpu()) {
+    if constexpr (kCudaBackend) cuda::max_pool2d(out, idx, xc, g, -std::numeric_limits<T>::infinity());
+    else fail_compiled_without_cuda(x.device(), "convolutions and pooling");
+    record_op<autograd::tag::MaxPool2d>(out, x, idx, g, planes);
+    return {out, idx};
+  }
   const T* src = xc.data_ptr();
   T* po = out.data_ptr();
   int64_t* pi = idx.data_ptr();
@@ -916,8 +947,9 @@ struct OpRule<tag::MaxPool2d> {
       int64_t planes;
       std::vector<GradRef> backward(const Tensor<T>& grad) const {
         const int64_t area = g.h * g.w, l = g.oh * g.ow;
-        if (detail::grad_mode_flag())  // recorded (create_graph): a differentiable scatter
-          return {scatter_add(zeros<T>({planes, area}), 1, idx, grad.reshape({planes, l})).view(x_sizes).impl_ptr()};
+        // Recorded (create_graph): a differentiable scatter; on a device, the device's scatter.
+        if (detail::grad_mode_flag() || !grad.device().is_cpu())
+          return {scatter_add(zeros<T>({planes, area}, grad.device()), 1, idx, grad.reshape({planes, l})).view(x_sizes).impl_ptr()};
         // Otherwise plane by plane on the threads: scatter_add (serial, with
         // an index check and a copy of its target) took 0.6 ms longer for
         // the CNN's first pooling layer, a twentieth of the training step.
@@ -973,7 +1005,7 @@ Tensor<T> avg_pool2d(const Tensor<T>& x, const AvgPool2dOptions& o) {
       y1 = std::min(y1, g.h), x1 = std::min(x1, g.w);
       d[oy * g.ow + ox] = T(o.count_include_pad() ? pool : (y1 - y0) * (x1 - x0));
     }
-  Tensor<T> out = sums / divisor;
+  Tensor<T> out = sums / detail::placed_on(divisor, x.device());
   return unbatched ? out.view({c, g.oh, g.ow}) : out.view({n, c, g.oh, g.ow});
 }
 template <detail::FloatElement T>
@@ -997,14 +1029,14 @@ Tensor<T> avg_pool1d(const Tensor<T>& x, const AvgPool1dOptions& o) {
 template <detail::FloatElement T>
 Tensor<T> adaptive_avg_pool2d(const Tensor<T>& x, ExpandingArray<2> output_size) {
   detail::check(x.dim() == 3 || x.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ", x.sizes());
-  auto averaging = [](int64_t in, int64_t out) {
+  auto averaging = [&](int64_t in, int64_t out) {
     detail::check(out > 0, "adaptive_avg_pool2d: output size must be positive");
     auto a = zeros<T>({out, in});
     for (int64_t i = 0; i < out; ++i) {
       const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
       for (int64_t j = start; j < end; ++j) a(i, j) = T(1) / T(end - start);
     }
-    return a;
+    return detail::placed_on(a, x.device());
   };
   const Tensor<T> ah = averaging(x.size(-2), output_size[0]), aw = averaging(x.size(-1), output_size[1]);
   return matmul(matmul(ah, x), aw.t());
@@ -1069,3 +1101,8 @@ class AdaptiveAvgPool2dImpl : public Module {
 using AdaptiveAvgPool2d = ModuleHolder<AdaptiveAvgPool2dImpl>;
 
 }  // namespace tsr::nn
+
+// The device forms of the windows above, in translation units with the CUDA backend.
+#if TSR_CUDA_BACKEND
+#include "../cuda/windows.hpp"
+#endif

@@ -426,8 +426,10 @@ class Optimizer {
         if (!t.defined()) return t;
         const AnyTensor copy = t.visit([](const auto& x) { return AnyTensor(x.detach().clone()); });
         if (name == "step" || !t.is_floating_point()) return copy;
-        return param.visit([&]<class T>(const Tensor<T>&) -> AnyTensor {
-          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return copy.to<T>();
+        // On the parameter's device and of its type, as PyTorch casts them.
+        return param.visit([&]<class T>(const Tensor<T>& p) -> AnyTensor {
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+            return tsr::detail::placed_on(copy.to<T>().template as<T>(), p.device());
           else return copy;  // (parameters are float or double)
         });
       };
