@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the benchmarks with their peers (Eigen, xtensor, libtorch, OpenBLAS) and runs one.
-# Usage: scripts/bench.sh [elementwise|reduce_linalg|autograd|special|nn|training|distributed]
+# Usage: scripts/bench.sh [elementwise|reduce_linalg|autograd|special|nn|training|distributed|cuda]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh libeigen3-dev xtensor-dev libtorch-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist \
