@@ -38,13 +38,6 @@ namespace {
 
 using tsr::Tensor;
 
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) throw tsr::Error(std::string(call) + ": " + cudaGetErrorString(status));
-}
-void check(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS) throw tsr::Error(std::string(call) + " failed with cuBLAS status " + std::to_string(int(status)));
-}
-
 // Median milliseconds of `reps` runs of f (after two warm-up runs), timed
 // by events on this thread's current stream of cuda:0.
 double median_ms(int reps, const std::function<void()>& f) {
@@ -88,7 +81,7 @@ void memory_bound(int64_t n) {
   const double bytes = 4.0 * static_cast<double>(n);
   // The limit: a device-to-device copy reads and writes every byte once.
   const double copy_ms = median_ms(20, [&] {
-    check(cudaMemcpyAsync(out.device_data_ptr(), a.device_data_ptr(), static_cast<std::size_t>(bytes),
+    tsr::detail::cuda::check_cuda(cudaMemcpyAsync(out.device_data_ptr(), a.device_data_ptr(), static_cast<std::size_t>(bytes),
                                                   cudaMemcpyDeviceToDevice,
                                                   reinterpret_cast<cudaStream_t>(tsr::cuda::current_stream(0).id())),
                                   "cudaMemcpyAsync");
@@ -118,12 +111,12 @@ void products(int64_t n, double peak) {
   Tensor<T> c = tsr::empty<T>({n, n}, gpu);
   const double flop = 2.0 * static_cast<double>(n) * n * n;
   cublasHandle_t handle = nullptr;
-  check(cublasCreate(&handle), "cublasCreate");
-  check(cublasSetStream(handle, reinterpret_cast<cudaStream_t>(tsr::cuda::current_stream(0).id())), "cublasSetStream");
+  tsr::detail::cuda::check_cublas(cublasCreate(&handle), "cublasCreate");
+  tsr::detail::cuda::check_cublas(cublasSetStream(handle, reinterpret_cast<cudaStream_t>(tsr::cuda::current_stream(0).id())), "cublasSetStream");
   const float one = 1.f, zero = 0.f;
   const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16F;
   const double direct = median_ms(10, [&] {
-    check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, b.device_data_ptr(), type, int(n),
+    tsr::detail::cuda::check_cublas(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, b.device_data_ptr(), type, int(n),
                        a.device_data_ptr(), type, int(n), &zero, c.device_data_ptr(), type, int(n), CUBLAS_COMPUTE_32F,
                        CUBLAS_GEMM_DEFAULT),
           "cublasGemmEx");
@@ -167,7 +160,7 @@ int main() {
     return 0;
   }
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  tsr::detail::cuda::check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf("%s (sm_%d%d, %d SMs, %.1f GiB), CUDA runtime %d\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, static_cast<double>(prop.totalGlobalMem) / (1 << 30), CUDART_VERSION);
   memory_bound(int64_t(1) << 26);

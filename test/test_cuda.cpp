@@ -755,7 +755,7 @@ TEST_CASE("device tensors: copy_ across devices, and checkpoints of a model and 
   // A model trained a step on the device, saved in both formats with its
   // optimizer, loads into models on the device and on the CPU; the loaded
   // optimizer takes the same next step.
-  auto [reference, net] = mlp_here_and_on_device();
+  nn::Sequential net = mlp_here_and_on_device().second;
   const Tensor<float> x = Tensor<float>(arange<float>(-8.f, 8.f).view({4, 4}) * 0.125f).to(dev);
   const auto step = [&](nn::Sequential& model, optim::SGD& opt) {
     opt.zero_grad();
@@ -781,7 +781,7 @@ TEST_CASE("device tensors: copy_ across devices, and checkpoints of a model and 
       CHECK(equal(got_dev[i].as<float>().to(kCPU), want[i].as<float>().to(kCPU)));
     }
   }
-  auto [unused, resumed] = mlp_here_and_on_device();
+  nn::Sequential resumed = mlp_here_and_on_device().second;
   nn::load(resumed, base + ".pt");
   optim::SGD loaded(resumed->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   optim::load(loaded, base + "_opt.pt");
@@ -791,7 +791,6 @@ TEST_CASE("device tensors: copy_ across devices, and checkpoints of a model and 
   for (std::size_t i = 0; i < after.size(); ++i)
     CHECK(equal(after[i].as<float>().to(kCPU), expected[i].as<float>().to(kCPU)));
   for (const char* file : {".pt", ".safetensors", "_opt.pt"}) std::remove((base + file).c_str());
-  (void)reference, (void)unused;
 }
 
 TEST_CASE("device tensors: cross-entropy and NLL of class indices give the CPU's losses and gradients") {
