@@ -121,10 +121,11 @@ void fill_sequential(Tensor<T>& t, bool in_place, F&& next) {
   else if (!t.is_alias_of(tmp)) assign(t, tmp);
   if (in_place) t.storage()->bump_version();
 }
-// A tensor made on the host, on `device`.
+// t on `device`: t itself when it is there already (a tensor made on the
+// host, or one placed before), a copy otherwise.
 template <class T>
 Tensor<T> placed_on(Tensor<T> t, Device device) {
-  return device.is_cpu() ? t : t.copy_to(device);
+  return t.device() == device ? t : t.copy_to(device);
 }
 // t's elements for a host loop: t itself (contiguous) on the CPU, a copy
 // from its device otherwise.

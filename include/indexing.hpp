@@ -72,11 +72,12 @@ template <class T>
 void scatter(const Tensor<T>& self, const ScatterMoves& moves, const Tensor<T>* src, T value, bool add);
 }  // namespace cuda
 
-// out[k] = src's element at offsets[k] (host offsets, in elements from
-// src's first), for a contiguous out on src's device.
+// out[k] = src's element at offsets[k] (in elements from src's first; the
+// offsets on the host or already on out's device), for a contiguous out on
+// src's device.
 template <class T>
 void gather_on_device(const Tensor<T>& out, const Tensor<T>& src, const Tensor<int64_t>& offsets) {
-  if constexpr (kCudaBackend) cuda::gather_elements(out, src, offsets.copy_to(out.device()));
+  if constexpr (kCudaBackend) cuda::gather_elements(out, src, placed_on(offsets, out.device()));
   else fail_compiled_without_cuda(out.device(), "indexing");
 }
 
@@ -140,9 +141,10 @@ void check_scatter_shapes(const Tensor<T>& self, int64_t dim, const Tensor<int64
               dim);
 }
 
-// self[... index[p] ...] = w, or += w with add, for every position p of
-// index, in index order: w is src[p] (src read at its strides), or value
-// when src is null.
+// self[... index[p] ...] = src[p], or += src[p] with add, for every
+// position p of index, in index order (src read at its strides); = value
+// when src is null. On the CPU each form is its own loop, with no test per
+// element.
 template <class T>
 void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, const Tensor<T>* src, T value,
                   bool add) {
@@ -156,12 +158,14 @@ void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, co
   const Strides& src_st = src ? src->strides() : idx.strides();
   if (self.device().is_cpu()) {
     T* out = self.data_ptr();
+    const auto each = [&](auto write) {
+      walk_index(idx, dim, self.strides(), src_st,
+                 [&](int64_t v, int64_t self_off, int64_t src_off) { write(out[self_off + v * step], src_off); });
+    };
     const T* sp = src ? src->data_ptr() : nullptr;
-    walk_index(idx, dim, self.strides(), src_st, [&](int64_t v, int64_t self_off, int64_t src_off) {
-      T& dst = out[self_off + v * step];
-      const T w = sp ? sp[src_off] : value;
-      dst = add ? convert<T>(dst + w) : w;
-    });
+    if (!sp) each([value](T& dst, int64_t) { dst = value; });
+    else if (add) each([sp](T& dst, int64_t at) { dst = convert<T>(dst + sp[at]); });
+    else each([sp](T& dst, int64_t at) { dst = sp[at]; });
   } else if constexpr (kCudaBackend) {
     std::vector<int64_t> dst, from;
     walk_index(idx, dim, self.strides(), src_st, [&](int64_t v, int64_t self_off, int64_t src_off) {
@@ -229,16 +233,19 @@ Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) 
   const int64_t size = x.dim() == 0 ? 1 : x.size(dim), step = x.dim() == 0 ? 0 : x.stride(dim);
   detail::check_indices(idx, 0, size, dim);
   auto out = Tensor<T>::allocate(idx.sizes(), x.device());
+  // put(k, at): out's element k (contiguous) is x's element at offset at.
+  const auto each = [&](auto put) {
+    detail::walk_index(idx, dim, x.strides(), out.strides(),
+                       [&](int64_t v, int64_t x_off, int64_t out_off) { put(out_off, x_off + v * step); });
+  };
   if (x.device().is_cpu()) {
     const T* src = x.data_ptr();
     T* dst = out.data_ptr();
-    detail::walk_index(idx, dim, x.strides(), out.strides(),
-                       [&](int64_t v, int64_t x_off, int64_t out_off) { dst[out_off] = src[x_off + v * step]; });
-  } else {
+    each([&](int64_t k, int64_t at) { dst[k] = src[at]; });
+  } else {  // the offsets, worked out here, drive the device's copy
     auto offsets = Tensor<int64_t>::allocate(idx.sizes());
     int64_t* o = offsets.data_ptr();
-    detail::walk_index(idx, dim, x.strides(), offsets.strides(),
-                       [&](int64_t v, int64_t x_off, int64_t out_off) { o[out_off] = x_off + v * step; });
+    each([&](int64_t k, int64_t at) { o[k] = at; });
     detail::gather_on_device(out, x, offsets);
   }
   detail::record_op<autograd::tag::Gather>(out, x, dim, index);
@@ -332,6 +339,7 @@ Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
     T* dst = out.data_ptr();
     for (int64_t i = 0; i < positions.numel(); ++i) dst[i] = src[positions.data_ptr()[i]];
   } else {
+    positions = detail::placed_on(positions, x.device());  // once, for the gather and the backward
     detail::gather_on_device(out, xs, positions);
   }
   detail::record_op<autograd::tag::MaskedSelect>(out, x, shape, positions);
