@@ -4,15 +4,16 @@
 //   memory-bound: a fused elementwise chain and reductions, in GB/s, against
 //                 a device-to-device copy of the same bytes (the bandwidth
 //                 limit; target 0.85 of it)
+//   copies:       to(device) and back, 256 MiB, from pageable memory (waited
+//                 for) and from pinned memory (non_blocking), in GB/s
 //   matrix products: cuBLAS's SGEMM and HGEMM (cublasGemmEx) in TFLOP/s
 //                 against the GPU's peak where known, and tsr::mm of float
-//                 on the device against the same cuBLAS call (tessera's
-//                 overhead)
+//                 and half on the device against the same cuBLAS call
+//                 (tessera's overhead)
 //   training:     one step of the MLP 784-256-10 (batch 64, SGD with
 //                 momentum) on the device
 //
-// Build with nvcc (docs/cuda.md; the test suite compiles it for sm_80 and
-// sm_90 wherever nvcc is installed):
+// Built by `scripts/bench.sh cuda` (nvcc, sm_80 and sm_90), or by hand:
 //
 //   nvcc -std=c++20 -O2 -gencode arch=compute_90,code=sm_90 -diag-suppress 1675 \
 //        -Iinclude bench/cuda.cu -lcublas -o bench_cuda && ./bench_cuda
@@ -98,9 +99,33 @@ void memory_bound(int64_t n) {
   report("sum(m, 0), m 4096 rows", median_ms(20, [&] { (void)tsr::sum(m, {0}); }), bytes, limit);
 }
 
-// An n x n product of T on the device: by tsr::mm (for float: half
-// products are not yet open to tsr::mm, whose CPU side has none, as
-// PyTorch's) and by one cublasGemmEx call on the same buffers (c^T = b^T a^T
+// Copies of 256 MiB between the host and cuda:0: from and into ordinary
+// (pageable) memory, which the driver stages and the call waits for, and
+// from and into pinned memory, queued (non_blocking) and timed to the end
+// of the copy on the stream.
+void copies() {
+  const int64_t n = int64_t(1) << 26;
+  const double bytes = 4.0 * static_cast<double>(n);
+  const tsr::Device gpu = tsr::cuda(0);
+  const Tensor<float> pageable = tsr::rand<float>({n});
+  const Tensor<float> pinned = pageable.pin_memory();
+  const Tensor<float> on_device = pageable.to(gpu);
+  Tensor<float> sink;
+  const auto gbs = [&](double ms) { return bytes / (ms * 1e-3) / 1e9; };
+  std::printf("copies, %.0f MiB:\n", bytes / (1 << 20));
+  const double h2d = median_ms(10, [&] { sink = pageable.to(gpu); });
+  const double h2d_pinned = median_ms(10, [&] { sink = pinned.to(gpu, true); });
+  std::printf("  %-44s %9.3f ms %8.1f GB/s\n", "host to device, pageable", h2d, gbs(h2d));
+  std::printf("  %-44s %9.3f ms %8.1f GB/s   %.2fx\n", "host to device, pinned, non_blocking", h2d_pinned,
+              gbs(h2d_pinned), h2d / h2d_pinned);
+  const double d2h = median_ms(10, [&] { sink = on_device.to(tsr::kCPU); });
+  const double d2h_pinned = median_ms(10, [&] { sink = on_device.to(tsr::kCPU, true); });
+  std::printf("  %-44s %9.3f ms %8.1f GB/s\n", "device to host, pageable", d2h, gbs(d2h));
+  std::printf("  %-44s %9.3f ms %8.1f GB/s   %.2fx\n", "device to host, pinned, non_blocking", d2h_pinned,
+              gbs(d2h_pinned), d2h / d2h_pinned);
+}
+
+// An n x n product of T on the device: by tsr::mm and by one cublasGemmEx call on the same buffers (c^T = b^T a^T
 // in column-major: no transposes; float accumulation), which is the
 // reference for tessera's overhead; both against the GPU's peak.
 template <class T>
@@ -126,12 +151,9 @@ void products(int64_t n, double peak) {
   std::printf("  %-14s n = %-5lld cublasGemmEx %8.3f ms %7.1f TFLOP/s", tsr::detail::dtype_name<T>(),
               static_cast<long long>(n), direct, tf_direct);
   if (peak > 0) std::printf(" (%.2f of the peak %.0f)", tf_direct / peak, peak);
-  if constexpr (std::is_same_v<T, float>) {
-    const double ms = median_ms(10, [&] { c = tsr::mm(a, b); });
-    const double tf = flop / (ms * 1e-3) / 1e12;
-    std::printf("   tsr::mm %8.3f ms %7.1f TFLOP/s (%.2f of cublasGemmEx)", ms, tf, tf / tf_direct);
-  }
-  std::printf("\n");
+  const double ms = median_ms(10, [&] { c = tsr::mm(a, b); });
+  const double tf = flop / (ms * 1e-3) / 1e12;
+  std::printf("   tsr::mm %8.3f ms %7.1f TFLOP/s (%.2f of cublasGemmEx)\n", ms, tf, tf / tf_direct);
 }
 
 void training_step() {
@@ -164,6 +186,7 @@ int main() {
   std::printf("%s (sm_%d%d, %d SMs, %.1f GiB), CUDA runtime %d\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, static_cast<double>(prop.totalGlobalMem) / (1 << 30), CUDART_VERSION);
   memory_bound(int64_t(1) << 26);
+  copies();
   const Peak peak = peak_of(prop.name);
   std::printf("matrix products (allow_tf32 off, as PyTorch's default):\n");
   for (const int64_t n : {1024, 4096, 8192}) products<float>(n, peak.fp32);

@@ -1,6 +1,7 @@
 // The tour on a CUDA device: tensors created on the device or copied there,
 // fused expressions running as one kernel each, full reductions, autograd,
-// streams and events, and the caching allocator's statistics. Build with nvcc:
+// streams and events, copies through pinned memory that do not wait, and the
+// caching allocator's statistics. Build with nvcc:
 //
 //   nvcc -std=c++20 -O2 -arch=sm_80 -Iinclude examples/cuda_tour.cu -lcublas -o cuda_tour
 //
@@ -60,6 +61,16 @@ int main() {
   }
   end.synchronize();
   std::cout << "it took " << start.elapsed_time(end) << " ms\n";
+
+  // Copies that do not wait: from pinned (page-locked) host memory to the
+  // device and from the device into a new pinned tensor, queued on the
+  // current stream; synchronize before the host reads what came back.
+  const Tensor<float> staged = arange<float>(0.f, 4.f).pin_memory();
+  const Tensor<float> there = staged.to(gpu, /*non_blocking=*/true);
+  const Tensor<float> back = there.to(kCPU, /*non_blocking=*/true);
+  tsr::cuda::synchronize();
+  std::cout << "through pinned memory and back: " << back << " (pinned: " << std::boolalpha << back.is_pinned()
+            << ")\n";
 
   // Back to the CPU, and the allocator's view of what is held.
   std::cout << "y on the CPU:\n" << y.to(kCPU) << "\n";

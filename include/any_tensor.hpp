@@ -17,19 +17,6 @@
 
 namespace tsr {
 
-namespace detail {
-// PyTorch's scalar type names, as its dtype errors print them.
-template <class T>
-constexpr const char* scalar_type_name() {
-  if constexpr (std::is_same_v<T, float>) return "Float";
-  else if constexpr (std::is_same_v<T, double>) return "Double";
-  else if constexpr (std::is_same_v<T, int32_t>) return "Int";
-  else if constexpr (std::is_same_v<T, int64_t>) return "Long";
-  else if constexpr (std::is_same_v<T, bool>) return "Bool";
-  else if constexpr (std::is_same_v<T, half>) return "Half";
-  else return "BFloat16";
-}
-}  // namespace detail
 
 class AnyTensor {
  public:

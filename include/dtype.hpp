@@ -35,6 +35,18 @@ constexpr const char* dtype_name() {
   else if constexpr (std::is_same_v<T, bfloat16>) return "torch.bfloat16";
 }
 
+// PyTorch's scalar type names, as its dtype errors print them.
+template <class T>
+constexpr const char* scalar_type_name() {
+  if constexpr (std::is_same_v<T, float>) return "Float";
+  else if constexpr (std::is_same_v<T, double>) return "Double";
+  else if constexpr (std::is_same_v<T, int32_t>) return "Int";
+  else if constexpr (std::is_same_v<T, int64_t>) return "Long";
+  else if constexpr (std::is_same_v<T, bool>) return "Bool";
+  else if constexpr (std::is_same_v<T, half>) return "Half";
+  else return "BFloat16";
+}
+
 // Category used by result_type: bool < integral < floating.
 template <class T>
 constexpr int category() {

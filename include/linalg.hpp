@@ -4,7 +4,8 @@
 // Float and double run on our packed GEMM (detail/gemm.hpp), or on CBLAS when
 // the library is built with -Dblas=openblas; integer types use a plain loop.
 // As in PyTorch, operands must have the same dtype (checked at compile time:
-// matmul does not promote) and bool and half matmul do not exist.
+// matmul does not promote), bool products do not exist, and half products
+// run on a device only (PyTorch 1.13's CPU has none).
 #pragma once
 #include <algorithm>
 #include <limits>
@@ -32,8 +33,14 @@ constexpr void check_matmul_types() {
   static_assert(std::is_same_v<TA, TB>,
                 "matrix products need operands of the same dtype (PyTorch: expected scalar type Float but found "
                 "Double); cast one with tsr::cast<T>");
-  static_assert(!std::is_same_v<TA, bool> && !std::is_same_v<TA, half>,
-                "matrix products do not exist for bool and half (PyTorch's CPU has none either)");
+  static_assert(!std::is_same_v<TA, bool>, "matrix products do not exist for bool (nor in PyTorch)");
+}
+
+// Half products exist on a device only; on the CPU, PyTorch 1.13's refusal
+// by the kernel that would run (addmm_impl_cpu_, addmv_impl_cpu, bmm, dot).
+template <class T>
+void check_cpu_product_type(const char* kernel) {
+  if constexpr (std::is_same_v<T, half>) fail<Error>("\"", kernel, "\" not implemented for 'Half'");
 }
 
 // Checks the operands' dtypes, materializes them, calls impl on the tensors
@@ -112,13 +119,14 @@ bool blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T
 template <class T>
 void matmul_into(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, T beta, MatSpan<T> c,
                  bool parallel = true, const Epilogue<T>& epi = {}) {
+  check_cpu_product_type<T>("addmm_impl_cpu_");
   if constexpr (std::is_floating_point_v<T>) {
 #if defined(TSR_USE_CBLAS)
     if (blas_gemm(m, n, k, alpha, a, b, beta, c)) return apply_epilogue(c, m, n, epi);
 #endif
     gemm(m, n, k, alpha, a, b, beta, c, parallel, epi);
   } else {
-    using A = std::conditional_t<std::is_same_v<T, bfloat16>, float, T>;
+    using A = std::conditional_t<std::is_same_v<T, bfloat16> || std::is_same_v<T, half>, float, T>;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         A s = A(0);
@@ -157,7 +165,7 @@ void matmul_on_device(const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b
   check_same_device(device, a);
   check_same_device(device, b);
   if constexpr (!is_floating_v<T>) {
-    fail<Error>("matrix products of '", std::is_same_v<T, int32_t> ? "Int" : "Long",
+    fail<Error>("matrix products of '", scalar_type_name<T>(),
                 "' tensors do not run on CUDA devices (as in PyTorch, whose addmm_cuda refuses them); copy them to "
                 "the CPU first with .to(tsr::kCPU)");
   } else if constexpr (!kCudaBackend) {
@@ -201,6 +209,7 @@ Tensor<T> mv_impl(const Tensor<T>& a, const Tensor<T>& v) {
     matmul_on_device(out.unsqueeze(1), a, v.unsqueeze(1), T(1), T(0));
     return out;
   }
+  check_cpu_product_type<T>("addmv_impl_cpu");
   matmul_into(a.size(0), 1, a.size(1), T(1), mat_view(a), MatView<T>{v.data_ptr(), v.stride(0), 0}, T(0),
               MatSpan<T>{out.data_ptr(), 1, 1});
   return out;
@@ -216,6 +225,7 @@ Tensor<T> dot_impl(const Tensor<T>& a, const Tensor<T>& b) {
     matmul_on_device(out.reshape({1, 1}), a.unsqueeze(0), b.unsqueeze(1), T(1), T(0));
     return out;
   }
+  check_cpu_product_type<T>("dot");
   matmul_into(1, 1, a.numel(), T(1), MatView<T>{a.data_ptr(), 0, a.stride(0)}, MatView<T>{b.data_ptr(), b.stride(0), 0},
               T(0), MatSpan<T>{out.data_ptr(), 1, 1});
   return out;
@@ -224,6 +234,7 @@ Tensor<T> dot_impl(const Tensor<T>& a, const Tensor<T>& b) {
 // a (..., n, k) x b (..., k, p) with broadcast batch dims, both at least 2-D.
 template <class T>
 Tensor<T> batched_matmul(const Tensor<T>& a, const Tensor<T>& b) {
+  if (!on_device(a, b)) check_cpu_product_type<T>("bmm");
   const int64_t n = a.size(-2), k = a.size(-1), p = b.size(-1);
   Shape batch_a(a.sizes().begin(), a.sizes().end() - 2), batch_b(b.sizes().begin(), b.sizes().end() - 2);
   const Shape batch = broadcast_shapes(batch_a, batch_b);

@@ -18,6 +18,10 @@ class StorageImpl {
   explicit StorageImpl(std::size_t nbytes, Device device = kCPU) : nbytes_(nbytes), device_(device) {
     data_ = allocate(nbytes);
   }
+  // Owning storage of nbytes of page-locked host memory (pin_memory), from
+  // the CUDA backend's pinned allocator.
+  struct PinnedHost {};
+  StorageImpl(std::size_t nbytes, PinnedHost) : nbytes_(nbytes), pinned_(true) { data_ = allocate(nbytes); }
   // Non-owning storage over user memory (from_blob).
   StorageImpl(void* data, std::size_t nbytes, Device device) : data_(data), nbytes_(nbytes), device_(device), owning_(false) {}
 
@@ -29,6 +33,7 @@ class StorageImpl {
   std::size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   bool owning() const { return owning_; }
+  bool pinned() const { return pinned_; }
 
   // Changes the buffer's size, keeping the common prefix. Resizing to 0
   // frees the memory while views keep their metadata; reading through them
@@ -73,22 +78,33 @@ class StorageImpl {
 
  private:
   void* allocate(std::size_t nbytes) const {
+    if (pinned_) [[unlikely]]
+      return pinned_backend().allocate_pinned(nbytes);
     if (device_.is_cpu()) [[likely]]
       return detail::CpuAllocator::instance().allocate(nbytes);
     return detail::cuda_backend(device_.index).allocate(device_.index, nbytes);
   }
   void release() {
     if (owning_ && data_) {
-      if (device_.is_cpu()) detail::CpuAllocator::instance().deallocate(data_, nbytes_);
+      if (pinned_) [[unlikely]] {
+        if (detail::DeviceBackend* backend = detail::cuda_backend_slot()) backend->deallocate_pinned(data_);
+      } else if (device_.is_cpu()) detail::CpuAllocator::instance().deallocate(data_, nbytes_);
       else if (detail::DeviceBackend* backend = detail::cuda_backend_slot()) backend->deallocate(device_.index, data_);
     }
     data_ = nullptr;
   }
+  static detail::DeviceBackend& pinned_backend() {
+    detail::DeviceBackend* backend = detail::cuda_backend_slot();
+    if (!backend) [[unlikely]]
+      detail::fail_without_cuda("pinned memory needs it");
+    return *backend;
+  }
 
   void* data_ = nullptr;
   std::size_t nbytes_ = 0;
-  Device device_;
+  Device device_ = kCPU;
   bool owning_ = true;
+  bool pinned_ = false;  // page-locked host memory
   bool awaiting_fill_ = false;
   std::atomic<uint64_t> version_{0};
 };

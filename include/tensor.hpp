@@ -243,6 +243,14 @@ class Tensor : public ExprBase<Tensor<T>> {
     impl->set_contiguous_geometry(sizes);
     return Tensor(std::move(impl));
   }
+  // The same in page-locked host memory (pin_memory).
+  static Tensor allocate_pinned(const Shape& sizes) {
+    auto impl = detail::make_handle<TensorImpl>();
+    impl->storage = detail::make_handle<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T),
+                                                     StorageImpl::PinnedHost{});
+    impl->set_contiguous_geometry(sizes);
+    return Tensor(std::move(impl));
+  }
 
   // ----- metadata ---------------------------------------------------------
   bool defined() const { return impl_ != nullptr; }
@@ -335,10 +343,22 @@ class Tensor : public ExprBase<Tensor<T>> {
   // This tensor on device d: itself when it is there already, else a
   // contiguous copy (any device pair, from any translation unit of a
   // program with the CUDA backend), recorded by autograd (ToCopyBackward0).
-  Tensor to(Device d) const;
+  Tensor to(Device d) const { return to(d, false); }
+  // With non_blocking, as PyTorch's: a copy from pinned host memory to a
+  // device, or from a device to the host (into a new pinned tensor), is
+  // queued on the current stream and not waited for. Synchronize (the
+  // stream, an event recorded after it, or cuda::synchronize()) before the
+  // host reads the result or writes the source. Other copies wait.
+  Tensor to(Device d, bool non_blocking) const;
   // The copy to(d) makes for another device, with no autograd: the values
   // only.
-  Tensor copy_to(Device d) const;
+  Tensor copy_to(Device d, bool non_blocking = false) const;
+  // A copy in page-locked host memory, which copies to and from devices
+  // read and write directly (non_blocking), or the tensor itself when it is
+  // pinned already; a CPU tensor's only. Needs the CUDA backend in the
+  // program.
+  Tensor pin_memory() const;
+  bool is_pinned() const { return storage()->pinned(); }
 
   // ----- in place (each returns *this) --------------------------------------
   template <class E>
@@ -540,15 +560,27 @@ void Tensor<T>::set_strided_evaluator(const detail::Plan& p, detail::TensorEval<
 }
 
 template <class T>
-Tensor<T> Tensor<T>::to(Device d) const {
+Tensor<T> Tensor<T>::to(Device d, bool non_blocking) const {
   if (d == device()) return *this;
-  Tensor out = copy_to(d);
+  Tensor out = copy_to(d, non_blocking);
   detail::record_op<autograd::tag::ToCopy>(out, *this);
   return out;
 }
 
 template <class T>
-Tensor<T> Tensor<T>::copy_to(Device d) const {
+Tensor<T> Tensor<T>::pin_memory() const {
+  if (!device().is_cpu()) [[unlikely]]
+    detail::fail<Error>("cannot pin 'torch.cuda.", detail::scalar_type_name<T>(),
+                        "Tensor' only dense CPU tensors can be pinned");
+  if (is_pinned()) return *this;
+  Tensor out = allocate_pinned(sizes());
+  detail::assign(out, *this);
+  detail::record_op<autograd::tag::ToCopy>(out, *this);
+  return out;
+}
+
+template <class T>
+Tensor<T> Tensor<T>::copy_to(Device d, bool non_blocking) const {
   detail::check(d != device(), "copy_to: the tensor is on ", d.str(), " already");
   const NoGradGuard no_grad;
   using Copy = detail::DeviceBackend::Copy;
@@ -557,7 +589,20 @@ Tensor<T> Tensor<T>::copy_to(Device d) const {
     detail::DeviceBackend& backend = detail::cuda_backend(d.index);
     const Tensor src = contiguous();
     Tensor out = allocate(sizes(), d);
-    if (nbytes > 0) backend.copy(d.index, out.device_data_ptr(), src.data_ptr(), nbytes, Copy::HostToDevice);
+    if (nbytes == 0) return out;
+    if (non_blocking && src.is_pinned())
+      backend.copy_async(d.index, out.device_data_ptr(), src.data_ptr(), nbytes, Copy::HostToDevice,
+                         src.storage()->data());
+    else
+      backend.copy(d.index, out.device_data_ptr(), src.data_ptr(), nbytes, Copy::HostToDevice);
+    return out;
+  }
+  if (non_blocking && d.is_cpu() && is_contiguous()) {  // into pinned memory, queued
+    detail::DeviceBackend& backend = detail::cuda_backend(device().index);
+    const Tensor out = allocate_pinned(sizes());
+    if (nbytes > 0)
+      backend.copy_async(device().index, out.data_ptr(), device_data_ptr(), nbytes, Copy::DeviceToHost,
+                         out.storage()->data());
     return out;
   }
   // From a device, the memory the tensor spans comes to the host whole and

@@ -163,4 +163,8 @@ TEST_CASE("CUDA tensors are refused with PyTorch's message in a CPU build") {
   cuda::empty_cache();
   CHECK_THROWS_WITH_AS(cuda::memory_allocated(), doctest::Contains("Torch not compiled with CUDA enabled"), Error);
   CHECK_THROWS_WITH_AS(cuda::synchronize(), doctest::Contains("Torch not compiled with CUDA enabled"), Error);
+  // Pinned memory is the CUDA runtime's; the tensor is not pinned.
+  CHECK_FALSE(ones({2}).is_pinned());
+  CHECK_THROWS_WITH_AS(ones({2}).pin_memory(), doctest::Contains("Torch not compiled with CUDA enabled"), Error);
+  CHECK(ones({2}).to(kCPU, true).device() == kCPU);
 }

@@ -11,6 +11,7 @@
 #include <cuda/host_gemm.hpp>
 #include <cuda/host_memory.hpp>
 #include <cuda/memory_summary.hpp>
+#include <cuda/pinned_allocator.hpp>
 
 #include "cuda/gemm_cases.hpp"
 
@@ -188,6 +189,35 @@ TEST_CASE("a block used on another stream is reused only after that stream's wor
   CHECK(alloc.allocate(4096, 1) == a);  // a came back (the best fit, first in address order)
   CHECK(device.destroyed == 1);
   CHECK(alloc.stats().active_bytes[kAllPools].current == 4096);
+}
+
+TEST_CASE("pinned host memory: sizes rounded to powers of two, a freed block reused once its copies are done") {
+  std::vector<std::unique_ptr<DeviceMemory>> devices;
+  devices.push_back(std::make_unique<ControlledEvents>());
+  auto& device = static_cast<ControlledEvents&>(*devices[0]);
+  PinnedAllocator pinned(std::make_unique<HostPinnedSource>(), devices);
+  CHECK(pinned.allocate(0) == nullptr);
+  void* a = pinned.allocate(3000);  // a 4096-byte block
+  CHECK(pinned.allocated_bytes() == 4096);
+  pinned.deallocate(a);
+  CHECK(pinned.allocated_bytes() == 0);
+  CHECK(pinned.cached_bytes() == 4096);
+  CHECK(pinned.allocate(4096) == a);  // the cached block, at once: no copy used it
+  CHECK(pinned.cached_bytes() == 0);
+  pinned.record_use(a, 0, 7);  // an asynchronous copy on stream 7 reads it
+  CHECK(device.recorded == std::vector<StreamId>{7});
+  pinned.deallocate(a);
+  void* b = pinned.allocate(2500);
+  CHECK(b != a);  // the copy may still be reading a
+  device.completed[0] = true;
+  pinned.deallocate(b);
+  void* c = pinned.allocate(4000);
+  CHECK((c == a || c == b));  // both are free now
+  CHECK(device.destroyed == 1);
+  CHECK(pinned.cached_bytes() == 4096);
+  CHECK(pinned.allocate(4096) != c);  // the other one
+  pinned.empty_cache();               // nothing cached: both are in use
+  CHECK(pinned.allocated_bytes() == 8192);
 }
 
 TEST_CASE("peaks reset to the current values; a pointer the allocator did not give is an error") {
@@ -454,6 +484,43 @@ TEST_CASE("device tensors: created on a device, copied both ways, printed with t
         "tensor(0.5000, device='cuda:0', dtype=torch.float64, requires_grad=True)");
 }
 
+TEST_CASE("device tensors: pinned host memory, and copies from and into it that do not wait") {
+  using namespace tsr;
+  const Tensor<float> x = arange<float>(0.f, 12.f).view({3, 4});
+  const Tensor<float> p = x.t().pin_memory();
+  CHECK(p.is_pinned());
+  CHECK_FALSE(x.is_pinned());
+  CHECK(p.is_contiguous());
+  CHECK(equal(p, x.t()));
+  CHECK(p.pin_memory().storage() == p.storage());  // pinned already: itself
+  // Host to device from pinned memory, queued; device to host into a new
+  // pinned tensor, queued; read after a synchronize.
+  const Tensor<float> d = p.to(tsr::cuda(0), true);
+  const Tensor<float> back = d.to(kCPU, true);
+  tsr::cuda::synchronize();
+  CHECK(back.is_pinned());
+  CHECK(equal(back, x.t()));
+  CHECK(equal(x.to(tsr::cuda(1), true).to(kCPU), x));  // from pageable memory: waited for
+  const Tensor<float> strided = d.t().to(kCPU, true);  // not contiguous on the device: waited for
+  CHECK_FALSE(strided.is_pinned());
+  CHECK(equal(strided, x));
+  // The gradient goes through.
+  auto w = x.clone().requires_grad_();
+  (w.pin_memory() * w).sum().backward();
+  CHECK(equal(w.grad(), Tensor<float>(x * 2.f)));
+  // Blocks come back to the cache and are reused.
+  auto& cache = tsr::detail::cuda::tensor_backend().pinned_allocator();
+  const std::size_t cached = cache.cached_bytes();
+  const float* first = nullptr;
+  {
+    const Tensor<float> q = zeros<float>({1000}).pin_memory();  // 4000 bytes: a 4096-byte block
+    first = q.data_ptr();
+  }
+  CHECK(cache.cached_bytes() >= std::max<std::size_t>(cached, 4096));
+  CHECK(zeros<float>({1000}).pin_memory().data_ptr() == first);
+  CHECK_THROWS_WITH_AS(d.pin_memory(), "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned", Error);
+}
+
 TEST_CASE("device tensors: expressions run on the device and give the CPU's results") {
   using namespace tsr;
   const auto [a, da] = on_both(arange<float>(-6.f, 6.f).view({3, 4}));
@@ -597,6 +664,36 @@ TEST_CASE("device tensors: matrix products through the device's GEMM (cuBLAS's d
                            zeros<float>({3, 2})));
   CHECK_THROWS_WITH_AS(mm(arange<int64_t>(0, 4).view({2, 2}).to(tsr::cuda(0)), arange<int64_t>(0, 4).view({2, 2}).to(tsr::cuda(0))),
                        "matrix products of 'Long' tensors do not run on CUDA devices (as in PyTorch, whose addmm_cuda refuses them); copy them to the CPU first with .to(tsr::kCPU)", Error);
+  SUBCASE("half: on the device only, accumulated in float") {
+    // Small integers: the products and sums are exact in half.
+    const auto h = [](const Tensor<float>& x) { return Tensor<tsr::half>(cast<tsr::half>(x)); };
+    const auto hd = [&](const Tensor<float>& x) { return h(x).to(tsr::cuda(0)); };
+    const auto back = [](const Tensor<tsr::half>& x) {
+      CHECK(x.device() == Device(tsr::cuda(0)));
+      return Tensor<float>(cast<float>(x.to(kCPU)));
+    };
+    const Tensor<float> tf = t.to<float>();
+    CHECK(equal(back(mm(hd(a), hd(b))), mm(a, b)));
+    CHECK(equal(back(mm(hd(b).t(), hd(a).t())), mm(b.t(), a.t())));
+    CHECK(equal(back(matmul(hd(a), hd(v))), matmul(a, v)));
+    CHECK(equal(back(matmul(hd(v), hd(v))), matmul(v, v)));
+    CHECK(equal(back(bmm(hd(tf), hd(tf).transpose(1, 2))), bmm(tf, tf.transpose(1, 2))));
+    CHECK(equal(back(addmm(hd(v.slice(0, 0, 1)), hd(a), hd(b.slice(1, 0, 4)), 0.5, 2.0)),
+                addmm(v.slice(0, 0, 1), a, b.slice(1, 0, 4), 0.5, 2.0)));
+    CHECK(equal(back(linear(hd(a), hd(b).t().slice(0, 0, 3), hd(v).slice(0, 0, 3))),
+                linear(a, b.t().slice(0, 0, 3), v.slice(0, 0, 3))));
+    // 2048 + 1 + ... + 1 (32 ones): 2048 when each partial sum is rounded
+    // to half (2049 is not a half), 2080 accumulated in float.
+    const Tensor<float> row = cat({full<float>({1}, 2048.f), ones<float>({32})}).view({1, 33});
+    CHECK(back(mm(hd(row), hd(ones<float>({33, 1})))).item() == 2080.f);
+    // PyTorch 1.13's CPU has no half products: its kernels' refusals.
+    CHECK_THROWS_WITH_AS(mm(h(a), h(b)), "\"addmm_impl_cpu_\" not implemented for 'Half'", Error);
+    CHECK_THROWS_WITH_AS(matmul(h(a), h(v)), "\"addmv_impl_cpu\" not implemented for 'Half'", Error);
+    CHECK_THROWS_WITH_AS(matmul(h(v), h(v)), "\"dot\" not implemented for 'Half'", Error);
+    CHECK_THROWS_WITH_AS(bmm(h(tf), h(tf).transpose(1, 2)), "\"bmm\" not implemented for 'Half'", Error);
+    CHECK_THROWS_WITH_AS(linear(h(a), h(b).t().slice(0, 0, 3), h(v).slice(0, 0, 3)),
+                         "\"addmm_impl_cpu_\" not implemented for 'Half'", Error);
+  }
   CHECK_THROWS_WITH_AS(mm(da, b), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
   CHECK_THROWS_WITH_AS(mm(a, db), "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!", Error);
 

@@ -169,6 +169,13 @@ TEST_CASE("a DataLoader batches in the sampler's order, whatever the worker coun
       CHECK(x.select(1, 1).to_vector() == Tensor<float>(cast<float>(y) + 0.5f).to_vector());
     }
     CHECK(shapes == std::vector<Shape>{{8, 2}, {8, 2}, {6, 2}});
+    // pin_memory(true) pins each batch, which needs the CUDA backend: in
+    // this program (which has none), the first batch says so. (With the
+    // backend: test_cuda.)
+    auto pinning = data::make_data_loader(ds, data::DataLoaderOptions(8).num_workers(workers).pin_memory(true));
+    CHECK(error_of([&] {
+            for (auto& b : pinning) (void)b;
+          }).find("Torch not compiled with CUDA enabled") == 0);
   }
 }
 

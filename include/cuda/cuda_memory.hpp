@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "caching_allocator.hpp"
+#include "pinned_allocator.hpp"
 
 namespace tsr::detail::cuda {
 
@@ -90,6 +91,23 @@ class CudaMemory final : public DeviceMemory {
 
  private:
   int device_;
+};
+
+// Pinned host memory from the CUDA runtime (portable: usable with every
+// device), for the pinned allocator.
+class CudaPinnedSource final : public PinnedSource {
+ public:
+  void* allocate(std::size_t nbytes) override {
+    void* ptr = nullptr;
+    const cudaError_t status = cudaHostAlloc(&ptr, nbytes, cudaHostAllocPortable);
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    check_cuda(status, "cudaHostAlloc");
+    return ptr;
+  }
+  void release(void* ptr) override { check_cuda(cudaFreeHost(ptr), "cudaFreeHost"); }
 };
 
 }  // namespace tsr::detail::cuda

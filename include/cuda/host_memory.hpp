@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "caching_allocator.hpp"
+#include "pinned_allocator.hpp"
 
 namespace tsr::detail::cuda {
 
@@ -68,6 +69,14 @@ class HostMemory final : public DeviceMemory {
   std::size_t mallocs_ = 0;
   std::unordered_map<void*, std::size_t> sizes_;
   mutable std::mutex mutex_;
+};
+
+// "Pinned" host memory of the emulated build: ordinary host memory, which
+// the emulated devices read and write directly.
+class HostPinnedSource final : public PinnedSource {
+ public:
+  void* allocate(std::size_t nbytes) override { return std::aligned_alloc(kMinBlockSize, nbytes); }
+  void release(void* ptr) override { std::free(ptr); }
 };
 
 }  // namespace tsr::detail::cuda

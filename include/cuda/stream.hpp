@@ -89,13 +89,18 @@ class Launch {
   {
   }
   StreamId stream() const { return stream_; }
-  // The Thrust execution policy on the stream. Thrust waits for the stream
-  // at the end of each algorithm with this policy, so a launch returns when
-  // its kernel is done: streams order the device's work and let threads
-  // work concurrently, each on its own.
+  // The Thrust execution policy on the stream, without a wait at the end:
+  // a launch returns once its kernel is queued, as PyTorch's do, and the
+  // host runs ahead of the device. What reads the device's results waits
+  // for the stream: copies to the host, and algorithms that return a value
+  // (a full reduction). Memory stays safe: a freed block is reused on its
+  // own stream first (later work there runs after the kernels that used
+  // it) and by other streams only after record_stream's events. Set
+  // CUDA_LAUNCH_BLOCKING=1 to make every launch wait, so that a fault in a
+  // kernel is reported by the call that launched it.
   auto policy() const {
 #if defined(__CUDACC__)
-    return thrust::cuda::par.on(reinterpret_cast<cudaStream_t>(stream_));
+    return thrust::cuda::par_nosync.on(reinterpret_cast<cudaStream_t>(stream_));
 #else
     return thrust::device;
 #endif

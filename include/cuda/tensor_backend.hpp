@@ -1,6 +1,8 @@
 // The CUDA backend behind device tensors: each device's memory through a
-// caching allocator, copies between host and device, and the registration
-// that makes them the core's (detail/device_backend.hpp) from start-up on.
+// caching allocator, pinned host memory through another, copies between
+// host and device (waited for, or queued from and into pinned memory), and
+// the registration that makes them the core's (detail/device_backend.hpp)
+// from start-up on.
 //
 // Compiled by nvcc, the devices are the CUDA runtime's. In the emulated
 // build (TSR_CUDA_EMULATED with the host compiler and Thrust's CPP device
@@ -34,16 +36,20 @@ inline int runtime_device_count() {
   return count;
 }
 inline std::unique_ptr<DeviceMemory> device_memory(int device) { return std::make_unique<CudaMemory>(device); }
-// On the thread's current stream of the device, waited for: the bytes are
-// in place when it returns.
-inline void copy_bytes(int device, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy kind) {
+inline std::unique_ptr<PinnedSource> pinned_source() { return std::make_unique<CudaPinnedSource>(); }
+// Queued on the thread's current stream of the device; returns that stream.
+inline cudaStream_t queue_copy(int device, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy kind) {
   const Launch launch(device);
   const cudaMemcpyKind direction = kind == DeviceBackend::Copy::HostToDevice   ? cudaMemcpyHostToDevice
                                    : kind == DeviceBackend::Copy::DeviceToHost ? cudaMemcpyDeviceToHost
                                                                                : cudaMemcpyDeviceToDevice;
   const auto stream = reinterpret_cast<cudaStream_t>(launch.stream());
   check_cuda(cudaMemcpyAsync(dst, src, nbytes, direction, stream), "cudaMemcpyAsync");
-  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return stream;
+}
+// The same, waited for: the bytes are in place when it returns.
+inline void copy_bytes(int device, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy kind) {
+  check_cuda(cudaStreamSynchronize(queue_copy(device, dst, src, nbytes, kind)), "cudaStreamSynchronize");
 }
 inline void synchronize_device(int device) {
   const CurrentDeviceScope scope(device);
@@ -54,8 +60,12 @@ inline constexpr int kEmulatedDevices = 2;
 inline constexpr std::size_t kEmulatedCapacity = std::size_t(16) << 30;
 inline int runtime_device_count() { return kEmulatedDevices; }
 inline std::unique_ptr<DeviceMemory> device_memory(int) { return std::make_unique<HostMemory>(kEmulatedCapacity); }
-inline void copy_bytes(int, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy) {
-  std::memcpy(dst, src, nbytes);
+inline std::unique_ptr<PinnedSource> pinned_source() { return std::make_unique<HostPinnedSource>(); }
+inline void queue_copy(int, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy) {
+  std::memcpy(dst, src, nbytes);  // host work is done when it returns
+}
+inline void copy_bytes(int device, void* dst, const void* src, std::size_t nbytes, DeviceBackend::Copy kind) {
+  queue_copy(device, dst, src, nbytes, kind);
 }
 inline void synchronize_device(int) {}  // host work is done when it returns
 #endif
@@ -78,9 +88,19 @@ class TensorBackend final : public DeviceBackend {
   void copy(int device, void* dst, const void* src, std::size_t nbytes, Copy kind) override {
     copy_bytes(device, dst, src, nbytes, kind);
   }
+  void* allocate_pinned(std::size_t nbytes) override { return pinned_.allocate(nbytes); }
+  void deallocate_pinned(void* ptr) override { pinned_.deallocate(ptr); }
+  void copy_async(int device, void* dst, const void* src, std::size_t nbytes, Copy kind,
+                  void* pinned_block) override {
+    queue_copy(device, dst, src, nbytes, kind);
+    pinned_.record_use(pinned_block, device, current_stream_slot(device));
+  }
+  // The pinned host memory's cache (for tests).
+  PinnedAllocator& pinned_allocator() { return pinned_; }
   void synchronize() override {
     for (int d = 0; d < count_; ++d) synchronize_device(d);
   }
+  std::uintptr_t current_stream(int device) override { return current_stream_slot(device); }
   std::size_t memory_allocated(int device) override { return current(stats(device).allocated_bytes); }
   std::size_t max_memory_allocated(int device) override {
     return static_cast<std::size_t>(stats(device).allocated_bytes[kAllPools].peak);
@@ -101,6 +121,7 @@ class TensorBackend final : public DeviceBackend {
   int count_;
   std::vector<std::unique_ptr<DeviceMemory>> memory_;
   std::vector<std::unique_ptr<CachingAllocator>> allocators_;
+  PinnedAllocator pinned_{pinned_source(), memory_};  // after memory_, whose devices record its events
 };
 
 // The backend lives as long as the program: tensors with static storage

@@ -46,6 +46,16 @@ std::tuple<Tensor<Ts>...> collate(const std::vector<std::tuple<Tensor<Ts>...>>& 
   }(std::index_sequence_for<Ts...>{});
 }
 
+// A batch in pinned memory (DataLoaderOptions::pin_memory).
+template <class T>
+Tensor<T> pinned(const Tensor<T>& batch) {
+  return batch.pin_memory();
+}
+template <class... Ts>
+std::tuple<Tensor<Ts>...> pinned(const std::tuple<Tensor<Ts>...>& batch) {
+  return std::apply([](const auto&... t) { return std::make_tuple(t.pin_memory()...); }, batch);
+}
+
 struct DataLoaderOptions {
   DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}  // NOLINT: as libtorch's
   DataLoaderOptions& batch_size(int64_t v) { batch_size_ = v; return *this; }
@@ -58,6 +68,11 @@ struct DataLoaderOptions {
   int64_t num_workers() const { return num_workers_; }
   DataLoaderOptions& prefetch_factor(int64_t v) { prefetch_factor_ = v; return *this; }
   int64_t prefetch_factor() const { return prefetch_factor_; }
+  // Batches in page-locked memory (made so by the workers when there are
+  // any), for copies to a device that do not wait: x.to(tsr::cuda(0), true).
+  // Needs the CUDA backend in the program.
+  DataLoaderOptions& pin_memory(bool v) { pin_memory_ = v; return *this; }
+  bool pin_memory() const { return pin_memory_; }
   // The generator the shuffle order and the workers' seeds come from (the
   // global one when unset).
   DataLoaderOptions& generator(Generator g) { generator_ = std::move(g); return *this; }
@@ -69,6 +84,7 @@ struct DataLoaderOptions {
   bool drop_last_ = false;
   int64_t num_workers_ = 0;
   int64_t prefetch_factor_ = 2;
+  bool pin_memory_ = false;
   std::optional<Generator> generator_;
 };
 
@@ -106,7 +122,7 @@ class DataLoader {
     std::vector<Sample> samples;
     samples.reserve(indices.size());
     for (const int64_t i : indices) samples.push_back(dataset_->get(i));
-    return collate(samples);
+    return options_.pin_memory() ? pinned(collate(samples)) : collate(samples);
   }
 
   // One pass over the data: its batches' indices, and with workers the

@@ -4,6 +4,7 @@
 // has it. The core itself never calls the CUDA runtime.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "../device.hpp"
@@ -23,7 +24,19 @@ class DeviceBackend {
   // Copies nbytes and returns when they are in place. `device` is the
   // device side's index (the destination's for device-to-device copies).
   virtual void copy(int device, void* dst, const void* src, std::size_t nbytes, Copy kind) = 0;
+  // Page-locked (pinned) host memory (null for 0 bytes), and its release.
+  virtual void* allocate_pinned(std::size_t nbytes) = 0;
+  virtual void deallocate_pinned(void* ptr) = 0;
+  // Queues a copy between the host and a device on the thread's current
+  // stream of `device` and returns at once. The host side lies in the
+  // pinned block `pinned_block`, which is not handed out again before the
+  // copy is done.
+  virtual void copy_async(int device, void* dst, const void* src, std::size_t nbytes, Copy kind,
+                          void* pinned_block) = 0;
   virtual void synchronize() = 0;
+  // The calling thread's current stream on a device (its cudaStream_t; 0 is
+  // the default stream), where tessera queues that thread's work.
+  virtual std::uintptr_t current_stream(int device) = 0;
   virtual std::size_t memory_allocated(int device) = 0;
   virtual std::size_t max_memory_allocated(int device) = 0;
   virtual std::size_t memory_reserved(int device) = 0;

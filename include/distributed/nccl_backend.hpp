@@ -1,5 +1,6 @@
 // The NCCL implementation of the backend seam, for buffers in GPU memory:
-// each operation is enqueued on the backend's CUDA stream (ncclAllReduce,
+// each operation is enqueued on the backend's CUDA stream, after the work
+// queued on the calling thread's current stream (ncclAllReduce,
 // ncclBroadcast, ...; gather, scatter and all-to-all as grouped
 // ncclSend / ncclRecv), and its Work is a CUDA event recorded after it,
 // polled until it has passed or the group's timeout; a timeout aborts the
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "../cuda/cuda_memory.hpp"
+#include "../detail/device_backend.hpp"
 #include "../errors.hpp"
 #include "backend.hpp"
 #include "mpi_backend.hpp"
@@ -78,6 +80,7 @@ class NcclBackend final : public Backend {
     check_nccl(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check_nccl(ncclCommCount(comm_, &size_), "ncclCommCount");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check_cuda(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   }
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
@@ -85,6 +88,7 @@ class NcclBackend final : public Backend {
     if (aborted_) ncclCommAbort(comm_);
     else ncclCommDestroy(comm_);
     cudaStreamDestroy(stream_);
+    cudaEventDestroy(inputs_ready_);
     if (barrier_word_) cudaFree(barrier_word_);
   }
 
@@ -200,6 +204,7 @@ class NcclBackend final : public Backend {
   std::shared_ptr<Work> run(const char* name, std::shared_ptr<const void> keep, Enqueue&& enqueue) {
     tsr::detail::check(!aborted_, "distributed: this NCCL process group timed out before and cannot be used any more");
     auto work = std::make_shared<NcclWork>(*this, name, std::move(keep));
+    wait_for_current_stream();
     enqueue();
     work->record(stream_);
     return work;
@@ -272,10 +277,24 @@ class NcclBackend final : public Backend {
     return ncclSum;
   }
 
+  // The buffers are written by work queued on the calling thread's current
+  // stream (tessera's kernels and cuBLAS products return before they are
+  // done): the backend's stream waits for that work before the operation,
+  // as PyTorch's NCCL process group makes its stream wait.
+  void wait_for_current_stream() {
+    int device = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    tsr::detail::DeviceBackend* tensors = tsr::detail::cuda_backend_slot();
+    const auto current = reinterpret_cast<cudaStream_t>(tensors ? tensors->current_stream(device) : 0);
+    check_cuda(cudaEventRecord(inputs_ready_, current), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(stream_, inputs_ready_, 0), "cudaStreamWaitEvent");
+  }
+
   ncclComm_t comm_;
   std::chrono::milliseconds timeout_;
   int rank_ = 0, size_ = 1;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t inputs_ready_ = nullptr;
   void* barrier_word_ = nullptr;
   int last_source_ = -1;
   bool aborted_ = false;
