@@ -36,11 +36,14 @@ constexpr void check_matmul_types() {
   static_assert(!std::is_same_v<TA, bool>, "matrix products do not exist for bool (nor in PyTorch)");
 }
 
-// Half products exist on a device only; on the CPU, PyTorch 1.13's refusal
-// by the kernel that would run (addmm_impl_cpu_, addmv_impl_cpu, bmm, dot).
+// Half products exist on a device only; on the CPU they are refused, as
+// PyTorch 1.13 refuses them in the kernel that would run (addmm_impl_cpu_,
+// addmv_impl_cpu, bmm, dot), which the message names.
 template <class T>
 void check_cpu_product_type(const char* kernel) {
-  if constexpr (std::is_same_v<T, half>) fail<Error>("\"", kernel, "\" not implemented for 'Half'");
+  if constexpr (std::is_same_v<T, half>)
+    fail<Error>("matrix products of 'Half' tensors do not run on the CPU (as in PyTorch 1.13, whose ", kernel,
+                " refuses them); move them to a CUDA device, or compute in float with tsr::cast<float>");
 }
 
 // Checks the operands' dtypes, materializes them, calls impl on the tensors
