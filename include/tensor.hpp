@@ -235,22 +235,9 @@ class Tensor : public ExprBase<Tensor<T>> {
   }
 
   // A new contiguous, uninitialized tensor.
-  static Tensor allocate(const Shape& sizes, Device device = kCPU) {
-    for (auto s : sizes)
-      detail::check(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
-    auto impl = detail::make_handle<TensorImpl>();
-    impl->storage = detail::make_handle<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T), device);
-    impl->set_contiguous_geometry(sizes);
-    return Tensor(std::move(impl));
-  }
+  static Tensor allocate(const Shape& sizes, Device device = kCPU) { return allocate_in(sizes, device); }
   // The same in page-locked host memory (pin_memory).
-  static Tensor allocate_pinned(const Shape& sizes) {
-    auto impl = detail::make_handle<TensorImpl>();
-    impl->storage = detail::make_handle<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T),
-                                                     StorageImpl::PinnedHost{});
-    impl->set_contiguous_geometry(sizes);
-    return Tensor(std::move(impl));
-  }
+  static Tensor allocate_pinned(const Shape& sizes) { return allocate_in(sizes, StorageImpl::PinnedHost{}); }
 
   // ----- metadata ---------------------------------------------------------
   bool defined() const { return impl_ != nullptr; }
@@ -443,6 +430,17 @@ class Tensor : public ExprBase<Tensor<T>> {
 
  private:
   struct CloneTag {};
+  // allocate's body: `where` is a Device or StorageImpl::PinnedHost, the
+  // storage's second argument.
+  template <class Where>
+  static Tensor allocate_in(const Shape& sizes, Where where) {
+    for (auto s : sizes)
+      detail::check(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+    auto impl = detail::make_handle<TensorImpl>();
+    impl->storage = detail::make_handle<StorageImpl>(static_cast<std::size_t>(detail::numel_of(sizes)) * sizeof(T), where);
+    impl->set_contiguous_geometry(sizes);
+    return Tensor(std::move(impl));
+  }
   // Writes an in-place op's result back; like PyTorch, the result type must
   // be castable to T (no float into an int tensor, nothing into bool).
   template <class E>
