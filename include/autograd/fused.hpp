@@ -434,6 +434,39 @@ Tensor<typename Op::value_type> evaluate_op(const Op& op) {
   return out;
 }
 
+// One op over tensors and scalars (an expression's op once its operands
+// are tensors), evaluated and recorded. Out of line: every subexpression
+// that comes to the same op over the same operand types shares it, and the
+// precompiled core holds the common ones (detail/precompiled.hpp), so that
+// what each expression adds for create_graph is only its walk below.
+template <class Op>
+[[gnu::noinline]] Tensor<typename Op::value_type> record_single_op(const Op& op) {
+  using V = typename Op::value_type;
+  Tensor<V> out = evaluate_op(op);
+  if constexpr (is_floating_v<V>) {
+    if (records(op)) set_history(out, std::make_shared<autograd::FusedNode<Op, false>>(op, "FusedBackward"));
+  }
+  return out;
+}
+
+// Whether an op of a floating result reads a non-floating operand that has
+// tensors under it (a comparison: relu's x > 0, clamp's bounds).
+template <class A>
+constexpr bool compares_tensors() {
+  return !is_floating_v<typename A::value_type> && !is_scalar_leaf<A>::value && !is_tensor<A>::value;
+}
+template <class E>
+constexpr bool reads_through_comparison() {
+  if constexpr (!is_floating_v<typename E::value_type> || !requires { std::declval<const E&>().op; }) {
+    return false;
+  } else {
+    bool any = compares_tensors<decltype(std::declval<const E&>().a)>();
+    if constexpr (requires { std::declval<const E&>().b; }) any = any || compares_tensors<decltype(std::declval<const E&>().b)>();
+    if constexpr (requires { std::declval<const E&>().c; }) any = any || compares_tensors<decltype(std::declval<const E&>().c)>();
+    return any;
+  }
+}
+
 // e as a tensor (a scalar stays a scalar), each op recorded on its own.
 template <class E>
 auto recorded_per_op(const E& e) {
@@ -441,13 +474,8 @@ auto recorded_per_op(const E& e) {
     return e;
   } else {
     using V = typename E::value_type;
-    const auto op = with_recorded_operands(e);
-    Tensor<V> out = evaluate_op(op);
-    if constexpr (is_floating_v<V>) {
-      using Op = std::remove_cvref_t<decltype(op)>;
-      if (records(op)) set_history(out, std::make_shared<autograd::FusedNode<Op, false>>(op, "FusedBackward"));
-    }
-    if constexpr (is_floating_v<V> && requires { e.op; }) {
+    Tensor<V> out = record_single_op(with_recorded_operands(e));
+    if constexpr (reads_through_comparison<E>()) {
       std::vector<autograd::ComparedTensor> reads;
       add_compared_tensors(e.a, reads);
       if constexpr (requires { e.b; }) add_compared_tensors(e.b, reads);

@@ -49,8 +49,14 @@
   namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void record_expression<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&);               \
   }
-// The node of a single op as a recorded backward (create_graph) evaluates it.
-#define TSR_RECORDED_OP_NODE(T, ...) TSR_INSTANCE class FusedNode<__VA_ARGS__, false>;
+// A single op as a recorded backward (create_graph) evaluates it, and its node.
+#define TSR_RECORDED_OP(T, ...)                                                                            \
+  namespace tsr::autograd {                                                                                \
+  TSR_INSTANCE class FusedNode<__VA_ARGS__, false>;                                                        \
+  }                                                                                                        \
+  namespace tsr::detail {                                                                                  \
+  TSR_INSTANCE Tensor<T> record_single_op<__VA_ARGS__>(const __VA_ARGS__&);                                \
+  }
 // An expression type written into an existing tensor (copy_, fill_, +=, a
 // view assigned), with autograd's checks and history for in-place writes.
 #define TSR_WRITTEN_IN_PLACE(T, ...)                                                                       \
@@ -83,6 +89,21 @@
   }                                                                                                        \
   }
 
+// The elementwise functions a recorded backward (create_graph) most often
+// meets, over a tensor: those of the usual losses and activations, and the
+// ones their derivatives are written with.
+#define TSR_RECORDED_UNARY_OPS(T)                                                                          \
+  TSR_RECORDED_OP(T, Unary<ops::Neg, Tensor<T>>)                                                           \
+  TSR_RECORDED_OP(T, Unary<ops::Square, Tensor<T>>)                                                        \
+  TSR_RECORDED_OP(T, Unary<ops::Sqrt, Tensor<T>>)                                                          \
+  TSR_RECORDED_OP(T, Unary<ops::Exp, Tensor<T>>)                                                           \
+  TSR_RECORDED_OP(T, Unary<ops::Log, Tensor<T>>)                                                           \
+  TSR_RECORDED_OP(T, Unary<ops::Sin, Tensor<T>>)                                                           \
+  TSR_RECORDED_OP(T, Unary<ops::Cos, Tensor<T>>)                                                           \
+  TSR_RECORDED_OP(T, Unary<ops::Tanh, Tensor<T>>)                                                          \
+  TSR_RECORDED_OP(T, Unary<ops::Sigmoid, Tensor<T>>)                                                       \
+  TSR_RECORDED_OP(T, Unary<ops::Relu, Tensor<T>>)
+
 // Per floating type: the autograd runtime (autograd/runtime.hpp, which
 // requires_grad_ switches on), the node types every recorded expression
 // reaches, and the arithmetic and full sums, evaluated and recorded.
@@ -93,12 +114,6 @@
   TSR_INSTANCE class ViewNode<T>;                                                                          \
   TSR_INSTANCE class CopySlices<T>;                                                                        \
   TSR_INSTANCE class FusedNode<Tensor<T>, true>;                                                           \
-  TSR_INSTANCE class FusedNode<Ternary<ops::Where, Tensor<bool>, Tensor<T>, ScalarLeaf<T>>, false>;        \
-  TSR_INSTANCE class FusedNode<Unary<ops::Neg, Tensor<T>>, false>;                                         \
-  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Add)                                                     \
-  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Sub)                                                     \
-  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Mul)                                                     \
-  TSR_OPERAND_FORMS(TSR_RECORDED_OP_NODE, T, ops::Div)                                                     \
   }                                                                                                        \
   namespace detail {                                                                                       \
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
@@ -110,6 +125,12 @@
   TSR_INSTANCE Tensor<T> reduce_dims<T, SumReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
   }                                                                                                        \
   }                                                                                                        \
+  TSR_RECORDED_OP(T, Ternary<ops::Where, Tensor<bool>, Tensor<T>, ScalarLeaf<T>>)                          \
+  TSR_RECORDED_UNARY_OPS(T)                                                                                \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP, T, ops::Add)                                                          \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP, T, ops::Sub)                                                          \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP, T, ops::Mul)                                                          \
+  TSR_OPERAND_FORMS(TSR_RECORDED_OP, T, ops::Div)                                                          \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Add)                                               \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Sub)                                               \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Mul)                                               \
@@ -171,7 +192,8 @@ TSR_PRECOMPILED_INTEGER(int64_t)
 #undef TSR_OPERAND_FORMS
 #undef TSR_EVALUATED
 #undef TSR_EVALUATED_AND_RECORDED
-#undef TSR_RECORDED_OP_NODE
+#undef TSR_RECORDED_OP
+#undef TSR_RECORDED_UNARY_OPS
 #undef TSR_WRITTEN_IN_PLACE
 #undef TSR_INSTANCE
 
