@@ -573,7 +573,7 @@ Tensor<T> Tensor<T>::pin_memory() const {
   if (is_pinned()) return *this;
   Tensor out = allocate_pinned(sizes());
   detail::assign(out, *this);
-  detail::record_op<autograd::tag::ToCopy>(out, *this);
+  detail::record_op<autograd::tag::PinMemory>(out, *this);
   return out;
 }
 

@@ -506,7 +506,9 @@ TEST_CASE("device tensors: pinned host memory, and copies from and into it that 
   CHECK(equal(strided, x));
   // The gradient goes through.
   auto w = x.clone().requires_grad_();
-  (w.pin_memory() * w).sum().backward();
+  const Tensor<float> pinned_w = w.pin_memory();
+  CHECK(pinned_w.grad_fn_name() == "PinMemoryBackward0");  // PyTorch 1.13's name
+  (pinned_w * w).sum().backward();
   CHECK(equal(w.grad(), Tensor<float>(x * 2.f)));
   // Blocks come back to the cache and are reused.
   auto& cache = tsr::detail::cuda::tensor_backend().pinned_allocator();

@@ -205,6 +205,19 @@ struct OpRule<tag::ToCopy> {
   }
 };
 
+// pin_memory(): the gradient passes through as it is (PyTorch's
+// PinMemoryBackward0; both tensors are on the CPU).
+template <>
+struct OpRule<tag::PinMemory> {
+  template <class T>
+  static void record(const Tensor<T>& out, const Tensor<T>& x) {
+    struct Rule {
+      std::vector<GradRef> backward(const Tensor<T>& g) const { return {g.impl_ptr()}; }
+    };
+    set_rule(out, "PinMemoryBackward0", Rule{}, {tsr::detail::gradient_edge(x)});
+  }
+};
+
 // roll: rolled back by the opposite shifts.
 template <>
 struct OpRule<tag::Roll> {

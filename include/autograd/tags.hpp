@@ -31,4 +31,5 @@ struct Repeat;
 struct Triangle;
 struct MaskedSelect;
 struct ToCopy;
+struct PinMemory;
 }  // namespace tsr::autograd::tag
