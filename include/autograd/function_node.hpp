@@ -125,6 +125,13 @@ void set_rule(const Tensor<T>& out, std::string name, Rule rule, std::vector<std
   detail::set_history(out, std::make_shared<OpNode<T, Rule>>(std::move(name), std::move(rule), std::move(edges)));
 }
 
+// The rule of an op whose gradient is its output's, unchanged (a copy of
+// the value: clone in an in-place write's history, pin_memory).
+template <class T>
+struct IdentityRule {
+  std::vector<GradRef> backward(const Tensor<T>& g) const { return {g.impl_ptr()}; }
+};
+
 // One specialization per op tag (autograd/*_rules.hpp): a static
 // record(out, args...) that builds the node.
 template <class Tag>

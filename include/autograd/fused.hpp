@@ -385,9 +385,15 @@ namespace tsr::detail {
 
 // The floating tensors that require grad among the leaves of a non-floating
 // operand (a comparison).
+// Whether an operand is non-floating with tensors under it (a comparison:
+// relu's x > 0, clamp's bounds): those tensors get zeros as gradients.
+template <class A>
+constexpr bool compares_tensors() {
+  return !is_floating_v<typename A::value_type> && !is_scalar_leaf<A>::value && !is_tensor<A>::value;
+}
 template <class A>
 void add_compared_tensors(const A& operand, std::vector<autograd::ComparedTensor>& reads) {
-  if constexpr (!is_floating_v<typename A::value_type> && !is_scalar_leaf<A>::value) {
+  if constexpr (compares_tensors<A>()) {
     operand.for_each_leaf([&](const auto& leaf) {
       using L = typename std::remove_cvref_t<decltype(leaf)>::value_type;
       if constexpr (is_floating_v<L>) {
@@ -449,12 +455,6 @@ template <class Op>
   return out;
 }
 
-// Whether an op of a floating result reads a non-floating operand that has
-// tensors under it (a comparison: relu's x > 0, clamp's bounds).
-template <class A>
-constexpr bool compares_tensors() {
-  return !is_floating_v<typename A::value_type> && !is_scalar_leaf<A>::value && !is_tensor<A>::value;
-}
 template <class E>
 constexpr bool reads_through_comparison() {
   if constexpr (!is_floating_v<typename E::value_type> || !requires { std::declval<const E&>().op; }) {

@@ -24,11 +24,9 @@ namespace tsr::detail {
 // be overwritten, while the identity needs no value at all.)
 template <class T>
 Tensor<T> copy_of_value(const Tensor<T>& t) {
-  struct Identity {
-    std::vector<autograd::GradRef> backward(const Tensor<T>& g) const { return {g.impl_ptr()}; }
-  };
   Tensor<T> copy = unrecorded([&] { return t.clone(); });
-  if (auto edge = gradient_edge(t)) autograd::set_rule(copy, "CloneBackward0", Identity{}, {std::move(edge)});
+  if (auto edge = gradient_edge(t))
+    autograd::set_rule(copy, "CloneBackward0", autograd::IdentityRule<T>{}, {std::move(edge)});
   return copy;
 }
 

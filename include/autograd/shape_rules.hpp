@@ -211,10 +211,7 @@ template <>
 struct OpRule<tag::PinMemory> {
   template <class T>
   static void record(const Tensor<T>& out, const Tensor<T>& x) {
-    struct Rule {
-      std::vector<GradRef> backward(const Tensor<T>& g) const { return {g.impl_ptr()}; }
-    };
-    set_rule(out, "PinMemoryBackward0", Rule{}, {tsr::detail::gradient_edge(x)});
+    set_rule(out, "PinMemoryBackward0", IdentityRule<T>{}, {tsr::detail::gradient_edge(x)});
   }
 };
 
