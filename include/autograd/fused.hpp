@@ -174,6 +174,17 @@ constexpr bool casts_floating_leaf() {
   }(std::make_index_sequence<std::tuple_size_v<Types>>{});
 }
 
+// Whether any tensor leaf of an expression is floating: one with none (a
+// cast of a comparison of integer tensors) can never require grad, and
+// compiles no node.
+template <class E>
+constexpr bool has_floating_leaf() {
+  using Types = decltype(leaf_types<E>());
+  return []<std::size_t... I>(std::index_sequence<I...>) {
+    return (is_floating_v<std::tuple_element_t<I, Types>> || ...);
+  }(std::make_index_sequence<std::tuple_size_v<Types>>{});
+}
+
 // Whether an expression has several tensor leaves, all of one floating
 // type: then, when they are all the same tensor at run time (x * x, or a
 // chain of functions of x), their gradients can be summed in one kernel.
@@ -495,7 +506,7 @@ auto recorded_per_op(const E& e) {
 // such expression, whose own fused backward would cost build time).
 template <class T, class E>
 Tensor<T> backward_eval(const E& e) {
-  if (!grad_mode_flag()) return materialize<T>(e);
+  if (!grad_mode_flag()) return materialize_gradient<T>(e);
   if constexpr (std::is_same_v<typename E::value_type, T>) return recorded_per_op(e);
   else return recorded_per_op(cast<T>(e));
 }
@@ -539,7 +550,7 @@ Tensor<L> reduce_to_shape(const G& grad, const Shape& shape) {
   // expression into it: fused, every gradient expression type instantiated
   // the whole reduction machinery again, which doubled the build time of
   // the test suite. One extra pass, for broadcast leaves only.
-  return sum_to(materialize<L>(as_type<L>(grad)), shape);
+  return sum_to(materialize_gradient<L>(as_type<L>(grad)), shape);
 }
 
 // PyTorch's error when a tensor saved for backward at version `then` was
@@ -769,7 +780,7 @@ template <class E>
 
 template <class T, class E>
 void record_expression(const Tensor<T>& out, const E& e) {
-  if constexpr (is_floating_v<T>) {
+  if constexpr (is_floating_v<T> && has_floating_leaf<E>()) {
     if (records(e)) set_history(out, std::make_shared<autograd::FusedNode<E, true>>(e, "FusedBackward"));
   }
 }

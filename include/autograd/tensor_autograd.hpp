@@ -31,7 +31,7 @@ void enable_autograd_runtime() {
 
 template <class T, class E>
 void record_full_reduction(const Tensor<T>& out, const E& e, bool mean) {
-  if constexpr (is_floating_v<T>) {
+  if constexpr (is_floating_v<T> && has_floating_leaf<E>()) {
     if (records(e))
       set_history(out, std::make_shared<autograd::FullReductionNode<E, T>>(e, mean ? "MeanBackward" : "SumBackward",
                                                                            mean));

@@ -108,6 +108,18 @@ void write_tile(const void* ev, T* out, int64_t out_stride, const int64_t* idx, 
   if constexpr (UnitRows && Ev::simd && std::is_same_v<typename Ev::value_type, T>) write_row_simd<false>(out, local, n);
   else write_row(out, out_stride, local, n);
 }
+// The same with one SIMD row loop: rows whose leaves all have inner stride
+// 0 or 1 (contiguous rows included, with a per-load test between loading
+// and broadcasting) run on batches, other rows on the scalar loop.
+template <class T, class Ev>
+void write_tile_one_simd_form(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n) {
+  Ev local = *static_cast<const Ev*>(ev);
+  local.set_row(idx, nd);
+  if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
+    if (out_stride == 1 && local.unit_inner()) return write_row_simd<false>(out, local, n);
+  }
+  for (int64_t i = 0; i < n; ++i) out[i * out_stride] = convert<T>(local[i]);
+}
 template <class T>
 using TileWriter = void (*)(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n);
 
@@ -321,6 +333,34 @@ template <class T, class E>
 Tensor<T> materialize(const E& e) {
   auto out = Tensor<T>::allocate(e.sizes(), expr_device(e));
   assign(out, e);
+  return out;
+}
+
+// Materializes e into a new tensor, unrecorded, compiling less than
+// materialize: for the evaluations of a backward (each leaf's gradient
+// expression, a rule's gradient), of which every recorded expression type
+// compiles several. No single-row path without a plan, no test for leaves
+// that overlap the new buffer (none can), and one SIMD row loop
+// (write_tile_one_simd_form) where materialize compiles three, two of them
+// twice (inlined into assign's single-row path, and in its tiles). The
+// backward's kernels lose only the loop without a per-load test, which the
+// summed derivative of one tensor never had either (write_summed_gradient).
+template <class T, class E>
+Tensor<T> materialize_gradient(const E& e) {
+  auto out = Tensor<T>::allocate(e.sizes(), expr_device(e));
+  const int64_t n = out.numel();
+  if (n == 0) return out;
+  const Shape& shape = out.sizes();
+  const Plan plan =
+      all_linear(out, e) ? Plan::linear(static_cast<int>(shape.size()), n) : strided_plan(shape, out, e);
+  if (!out.device().is_cpu()) {
+    write_on_device(out, e, plan);
+    return out;
+  }
+  check_same_device(out.device(), e);
+  const auto ev = e.evaluator(plan);
+  using Ev = std::remove_const_t<decltype(ev)>;
+  write_tiles(out, plan, &write_tile_one_simd_form<T, Ev>, &ev);
   return out;
 }
 

@@ -43,11 +43,18 @@
   TSR_INSTANCE void assign_general<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);            \
   }
 // ... and recorded for autograd (its node and fused backward kernels;
-// floating types only: for the others recording compiles to nothing).
+// floating types only: for the others recording compiles to nothing). The
+// node is listed too, for the nodes that hold one (a full sum's): its
+// apply_with, a member template, is not part of the class's instantiation.
 #define TSR_EVALUATED_AND_RECORDED(T, ...)                                                                 \
   TSR_EVALUATED(T, __VA_ARGS__)                                                                            \
   namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void record_expression<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&);               \
+  }                                                                                                        \
+  namespace tsr::autograd {                                                                                \
+  TSR_INSTANCE class FusedNode<__VA_ARGS__, true>;                                                         \
+  TSR_INSTANCE std::vector<GradRef> FusedNode<__VA_ARGS__, true>::apply_with<Tensor<T>>(const Tensor<T>&)  \
+      const;                                                                                               \
   }
 // A single op as a recorded backward (create_graph) evaluates it, and its node.
 #define TSR_RECORDED_OP(T, ...)                                                                            \
@@ -70,12 +77,21 @@
   TSR_OPERAND_FORMS(TSR_EVALUATED, T, ops::Sub)                                                            \
   TSR_OPERAND_FORMS(TSR_EVALUATED, T, ops::Mul)
 
-// The sum of all elements of a tensor (sum(t), mean(t)) and its node.
-#define TSR_PRECOMPILED_FULL_SUM(T)                                                                        \
+// The sum of all elements (sum(e), mean(e)) of a tensor, or of the product
+// of two (a dot product, a masked or weighted loss), and its node.
+#define TSR_FULL_SUM(T, ...)                                                                               \
   namespace tsr::detail {                                                                                  \
-  TSR_INSTANCE acc_t<T> reduce_all<SumReducer, acc_t<T>, Tensor<T>>(const Tensor<T>&);                     \
-  TSR_INSTANCE void record_full_reduction<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);         \
+  TSR_INSTANCE acc_t<T> reduce_all<SumReducer, acc_t<T>, __VA_ARGS__>(const __VA_ARGS__&);                 \
+  TSR_INSTANCE void record_full_reduction<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);     \
   }
+#define TSR_PRECOMPILED_FULL_SUM(T)                                                                        \
+  TSR_FULL_SUM(T, Tensor<T>)                                                                               \
+  TSR_FULL_SUM(T, Binary<ops::Mul, Tensor<T>, Tensor<T>>)
+
+// The update of a hand-written gradient descent step, p -= lr * g.
+#define TSR_DESCENT_STEP(T)                                                                                \
+  TSR_EVALUATED(T, Binary<ops::Sub, Tensor<T>, Binary<ops::Mul, ScalarLeaf<T>, Tensor<T>>>)                \
+  TSR_WRITTEN_IN_PLACE(T, Binary<ops::Sub, Tensor<T>, Binary<ops::Mul, ScalarLeaf<T>, Tensor<T>>>)
 
 // Per element type: the tensor handle, copies and fills, printing.
 #define TSR_PRECOMPILED_ALL_TYPES(T)                                                                       \
@@ -141,7 +157,8 @@
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Sub)                                                     \
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Mul)                                                     \
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Div)                                                     \
-  TSR_PRECOMPILED_FULL_SUM(T)
+  TSR_PRECOMPILED_FULL_SUM(T)                                                                              \
+  TSR_DESCENT_STEP(T)
 
 // Per floating type: the ops over tensors (not fused into expressions) that
 // training programs use, with their nodes: matrix products, softmax and
@@ -189,6 +206,8 @@ TSR_PRECOMPILED_INTEGER(int64_t)
 #undef TSR_PRECOMPILED_INTEGER
 #undef TSR_PRECOMPILED_TENSOR_OPS
 #undef TSR_PRECOMPILED_FULL_SUM
+#undef TSR_FULL_SUM
+#undef TSR_DESCENT_STEP
 #undef TSR_OPERAND_FORMS
 #undef TSR_EVALUATED
 #undef TSR_EVALUATED_AND_RECORDED
