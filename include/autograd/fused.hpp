@@ -308,7 +308,7 @@ void write_summed_gradient(const Tensor<L>& dst, bool accumulate, const Tensor<T
     return write_on_device(dst, total, plan);
   const auto ev = total.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
-  write_tiles(dst, plan, &write_tile<L, Ev, /*UnitRows=*/true>, &ev);
+  write_tiles(dst, plan, &write_tile<L, Ev, RowLoops::unit_only>, &ev);
 }
 
 // ----- create_graph: expressions recorded one op at a time ----------------------

@@ -60,11 +60,27 @@ inline void write_row_simd(T* out, const Ev& ev_ref, int64_t n) {
   for (; i < n; ++i) out[i] = ev[i];
 }
 
+// Which row loops a tile writer compiles.
+enum class RowLoops {
+  // A SIMD loop for rows whose leaves all have stride 1, one for rows with
+  // leaves of stride 0 or 1 (a test per load between loading and
+  // broadcasting), and a scalar loop for the rest: an expression's own
+  // evaluation, where each loop pays in run time.
+  all,
+  // The second SIMD loop (serving contiguous rows too) and the scalar one:
+  // the evaluations of a backward, which compile several per expression type.
+  one_simd,
+  // Only the second: the caller knows every row is dense output with
+  // leaves of stride 0 or 1.
+  unit_only,
+};
+
 // Writes n elements of a row: out[i * out_stride] = ev[i].
-template <class T, class Ev>
+template <RowLoops Loops = RowLoops::all, class T, class Ev>
 inline void write_row(T* out, int64_t out_stride, const Ev& ev, int64_t n) {
   if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
-    if (out_stride == 1 && ev.contiguous_inner()) return write_row_simd<true>(out, ev, n);
+    if constexpr (Loops == RowLoops::all)
+      if (out_stride == 1 && ev.contiguous_inner()) return write_row_simd<true>(out, ev, n);
     if (out_stride == 1 && ev.unit_inner()) return write_row_simd<false>(out, ev, n);
   }
   const Ev local = ev;  // as in write_row_simd
@@ -97,28 +113,17 @@ inline int64_t tile_count(const Plan& p) {
 }
 
 // Writes one tile: n elements of a row of an expression, whose evaluator
-// (type-erased) is placed at the tile's start index. The only part of a
-// tiled evaluation that depends on the expression. `UnitRows`: the caller
-// knows every row is dense output with leaves of inner stride 0 or 1, and
-// only that row loop is compiled.
-template <class T, class Ev, bool UnitRows = false>
+// (type-erased) is placed at the tile's start index, with the row loops
+// `Loops`. The only part of a tiled evaluation that depends on the
+// expression.
+template <class T, class Ev, RowLoops Loops = RowLoops::all>
 void write_tile(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n) {
   Ev local = *static_cast<const Ev*>(ev);
   local.set_row(idx, nd);
-  if constexpr (UnitRows && Ev::simd && std::is_same_v<typename Ev::value_type, T>) write_row_simd<false>(out, local, n);
-  else write_row(out, out_stride, local, n);
-}
-// The same with one SIMD row loop: rows whose leaves all have inner stride
-// 0 or 1 (contiguous rows included, with a per-load test between loading
-// and broadcasting) run on batches, other rows on the scalar loop.
-template <class T, class Ev>
-void write_tile_one_simd_form(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n) {
-  Ev local = *static_cast<const Ev*>(ev);
-  local.set_row(idx, nd);
-  if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
-    if (out_stride == 1 && local.unit_inner()) return write_row_simd<false>(out, local, n);
-  }
-  for (int64_t i = 0; i < n; ++i) out[i * out_stride] = convert<T>(local[i]);
+  if constexpr (Loops == RowLoops::unit_only && Ev::simd && std::is_same_v<typename Ev::value_type, T>)
+    write_row_simd<false>(out, local, n);
+  else
+    write_row<Loops>(out, out_stride, local, n);
 }
 template <class T>
 using TileWriter = void (*)(const void* ev, T* out, int64_t out_stride, const int64_t* idx, int nd, int64_t n);
@@ -203,22 +208,30 @@ Plan make_plan(const Shape& out, const E& src) {
   return strided_plan(out, Tensor<typename E::value_type>(), src);
 }
 
-// The plan from every operand's strides, merging dims where all allow it.
-template <class T, class E>
-Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
+// The plan for an output of shape `out` laid out like `dst` (may be null)
+// from its operands' layouts, merging dims where all allow it. Not a
+// template: only the walk that collects the operands is compiled per
+// expression.
+inline Plan strided_plan_of(const Shape& out, const TensorImpl* dst, const TensorImpl* const* leaves, std::size_t n) {
   // Every operand's strides, broadcast to the output's rank: dst first.
   const std::size_t rank = out.size();
   SmallVector<int64_t, 64> strides;
-  if (dst.defined()) {
+  if (dst) {
     strides.resize(rank);
-    for (std::size_t d = 0; d < rank; ++d) strides[d] = dst.strides()[d];
+    for (std::size_t d = 0; d < rank; ++d) strides[d] = dst->strides[d];
   }
-  src.for_each_leaf([&](const auto& leaf) {
+  for (std::size_t k = 0; k < n; ++k) {
     const std::size_t at = strides.size();
     strides.resize(at + rank);
-    broadcast_strides(leaf.sizes(), leaf.strides(), rank, strides.data() + at);
-  });
+    broadcast_strides(leaves[k]->sizes, leaves[k]->strides, rank, strides.data() + at);
+  }
   return Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
+}
+template <class T, class E>
+Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
+  SmallVector<const TensorImpl*, 16> leaves;
+  src.for_each_leaf([&](const auto& leaf) { leaves.push_back(leaf.impl_ptr().get()); });
+  return strided_plan_of(out, dst.defined() ? dst.impl_ptr().get() : nullptr, leaves.data(), leaves.size());
 }
 
 // Out of line: the error path of assign's shape check.
@@ -341,7 +354,7 @@ Tensor<T> materialize(const E& e) {
 // expression, a rule's gradient), of which every recorded expression type
 // compiles several. No single-row path without a plan, no test for leaves
 // that overlap the new buffer (none can), and one SIMD row loop
-// (write_tile_one_simd_form) where materialize compiles three, two of them
+// (RowLoops::one_simd) where materialize compiles three, two of them
 // twice (inlined into assign's single-row path, and in its tiles). The
 // backward's kernels lose only the loop without a per-load test, which the
 // summed derivative of one tensor never had either (write_summed_gradient).
@@ -360,7 +373,7 @@ Tensor<T> materialize_gradient(const E& e) {
   check_same_device(out.device(), e);
   const auto ev = e.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
-  write_tiles(out, plan, &write_tile_one_simd_form<T, Ev>, &ev);
+  write_tiles(out, plan, &write_tile<T, Ev, RowLoops::one_simd>, &ev);
   return out;
 }
 

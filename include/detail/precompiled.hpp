@@ -99,6 +99,7 @@
   TSR_INSTANCE class Tensor<T>;                                                                            \
   namespace detail {                                                                                       \
   TSR_INSTANCE void write_tiles<T>(const Tensor<T>&, const Plan&, TileWriter<T>, const void*);             \
+  TSR_INSTANCE void assign<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);                       \
   TSR_INSTANCE void assign_general<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);               \
   TSR_INSTANCE void assign_general<T, ScalarLeaf<T>>(const Tensor<T>&, const ScalarLeaf<T>&, bool);       \
   TSR_INSTANCE std::string tensor_repr<T>(const Tensor<T>&, const PrintOptions&);                         \
@@ -135,6 +136,7 @@
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
   TSR_INSTANCE void enable_autograd_runtime<T>();                                                          \
   TSR_INSTANCE Tensor<T> sum_to<T>(const Tensor<T>&, const Shape&);                                        \
+  TSR_INSTANCE Tensor<T> materialize_gradient<T, Tensor<T>>(const Tensor<T>&);                             \
   TSR_INSTANCE Tensor<T> sum_over_broadcast_dims<T>(const Tensor<T>&, const Shape&);                       \
   TSR_INSTANCE void record_view<T>(const Tensor<T>&, const Tensor<T>&);                                    \
   TSR_INSTANCE void record_view_node<T>(const Tensor<T>&, const Tensor<T>&);                               \
