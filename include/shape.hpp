@@ -4,6 +4,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "detail/small_vector.hpp"
 #include "errors.hpp"
@@ -85,7 +86,7 @@ class NodeShape {
   [[gnu::always_inline]] NodeShape(const Shape& a, const Shape& b) {
     if (&a == &b || b.empty() || a == b) from_ = 0;
     else if (a.empty()) from_ = 1;
-    else own_ = broadcast_shapes(a, b);
+    else own_ = broadcast_of(a, b);
   }
   template <class... S>
   explicit NodeShape(const S&... operand_shapes) {
@@ -100,7 +101,21 @@ class NodeShape {
     }
     Shape own = *shapes[0];
     for (const Shape* s : shapes) own = broadcast_shapes(own, *s);
-    own_ = std::move(own);
+    own_ = copy_of(own);
+  }
+  // A node's copy and destruction are compiled into the code of every
+  // expression type that is copied (a backward copies the saved tree's
+  // subtrees into each gradient): inline they are one test of a pointer;
+  // the rare owned shape is copied and freed out of line.
+  NodeShape(const NodeShape& o) : own_(o.own_ ? copy_of(*o.own_) : nullptr), from_(o.from_) {}
+  NodeShape(NodeShape&& o) noexcept : own_(o.own_), from_(o.from_) { o.own_ = nullptr; }
+  NodeShape& operator=(NodeShape o) noexcept {
+    std::swap(own_, o.own_);
+    from_ = o.from_;
+    return *this;
+  }
+  ~NodeShape() {
+    if (own_) release(own_);
   }
   // The shape, given the same operands' shapes (in the same order) again.
   template <class... S>
@@ -110,10 +125,14 @@ class NodeShape {
   }
 
  private:
-  // Engaged only when no operand has the node's shape: an empty Shape
-  // built and destroyed with every node would cost tiny ops.
-  std::optional<Shape> own_;
-  int from_ = 0;  // the operand whose shape is the node's, when own_ is empty
+  [[gnu::noinline]] static Shape* broadcast_of(const Shape& a, const Shape& b) { return new Shape(broadcast_shapes(a, b)); }
+  [[gnu::noinline]] static Shape* copy_of(const Shape& s) { return new Shape(s); }
+  [[gnu::noinline]] static void release(Shape* s) { delete s; }
+
+  // Set only when no operand has the node's shape (a broadcast of every
+  // operand): otherwise the node names the operand whose shape it has.
+  Shape* own_ = nullptr;
+  int from_ = 0;  // the operand whose shape is the node's, when own_ is null
 };
 
 // Checks that `from` broadcasts to exactly `to` (in-place ops, expand).

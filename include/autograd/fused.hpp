@@ -161,17 +161,24 @@ auto leaf_types() {
   }
 }
 
+// Whether pred(std::type_identity<V>{}) holds for the value type V of any
+// tensor leaf of E (at compile time).
+template <class E, class Pred>
+constexpr bool any_leaf_type(Pred pred) {
+  using Types = decltype(leaf_types<E>());
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return (pred(std::type_identity<std::tuple_element_t<I, Types>>{}) || ...);
+  }(std::make_index_sequence<std::tuple_size_v<Types>>{});
+}
+
 // Whether an expression has a floating tensor leaf of another type than
 // its value (a cast inside it): its result may require grad while no
 // tensor of its type was made to (autograd/runtime.hpp's invariant).
 template <class E>
 constexpr bool casts_floating_leaf() {
-  using Types = decltype(leaf_types<E>());
-  return []<std::size_t... I>(std::index_sequence<I...>) {
-    return ((is_floating_v<std::tuple_element_t<I, Types>> &&
-             !std::is_same_v<std::tuple_element_t<I, Types>, typename E::value_type>) ||
-            ...);
-  }(std::make_index_sequence<std::tuple_size_v<Types>>{});
+  return any_leaf_type<E>([]<class V>(std::type_identity<V>) {
+    return is_floating_v<V> && !std::is_same_v<V, typename E::value_type>;
+  });
 }
 
 // Whether any tensor leaf of an expression is floating: one with none (a
@@ -179,10 +186,7 @@ constexpr bool casts_floating_leaf() {
 // compiles no node.
 template <class E>
 constexpr bool has_floating_leaf() {
-  using Types = decltype(leaf_types<E>());
-  return []<std::size_t... I>(std::index_sequence<I...>) {
-    return (is_floating_v<std::tuple_element_t<I, Types>> || ...);
-  }(std::make_index_sequence<std::tuple_size_v<Types>>{});
+  return any_leaf_type<E>([]<class V>(std::type_identity<V>) { return is_floating_v<V>; });
 }
 
 // Whether an expression has several tensor leaves, all of one floating
@@ -195,49 +199,61 @@ constexpr bool repeated_leaf_candidate() {
     return false;
   } else {
     using First = std::tuple_element_t<0, Types>;
-    return is_floating_v<First> && []<std::size_t... I>(std::index_sequence<I...>) {
-      return (std::is_same_v<std::tuple_element_t<I, Types>, First> && ...);
-    }(std::make_index_sequence<std::tuple_size_v<Types>>{});
+    return is_floating_v<First> &&
+           !any_leaf_type<E>([]<class V>(std::type_identity<V>) { return !std::is_same_v<V, First>; });
   }
 }
 
-// The gradient expression of every differentiable tensor leaf, in leaf
-// order (the chain rule of backprop, returned instead of called back).
-template <class E, class G>
-auto leaf_gradients(const E& e, const G& g);
+// The chain rule of backprop, with every differentiable tensor leaf's
+// gradient expression passed at once to k(const D&... terms), in leaf
+// order. Continuation-passing: each term lives in the frame that built it
+// while k runs, so none is copied into a tuple (copies of gradient trees
+// were most of the code of a summed derivative).
+template <class E, class G, class K>
+decltype(auto) with_leaf_gradients(const E& e, const G& g, const K& k);
 // One operand's: its gradient expression is built only if it has
 // differentiable leaves (as backprop_into).
-template <class E, class MakeG>
-auto leaf_gradients_into(const E& e, const MakeG& make_g) {
-  if constexpr (!is_floating_v<typename E::value_type> || is_scalar_leaf<E>::value) return std::tuple<>{};
-  else return leaf_gradients(e, make_g());
+template <class E, class MakeG, class K>
+decltype(auto) with_leaf_gradients_into(const E& e, const MakeG& make_g, const K& k) {
+  if constexpr (!is_floating_v<typename E::value_type> || is_scalar_leaf<E>::value) {
+    return k();
+  } else {
+    const auto g = make_g();
+    return with_leaf_gradients(e, g, k);
+  }
 }
-template <class E, class G>
-auto leaf_gradients(const E& e, const G& g) {
-  using V = typename E::value_type;
-  if constexpr (!is_floating_v<V> || is_scalar_leaf<E>::value) {
-    return std::tuple<>{};
+template <class E, class G, class K>
+decltype(auto) with_leaf_gradients(const E& e, const G& g, const K& k) {
+  if constexpr (!is_floating_v<typename E::value_type> || is_scalar_leaf<E>::value) {
+    return k();
   } else if constexpr (is_tensor<E>::value) {
-    return std::make_tuple(g);
+    return k(g);
   } else if constexpr (requires { e.c; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    return std::tuple_cat(leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }),
-                          leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); }),
-                          leaf_gradients_into(e.c, [&] { return D::grad_c(g, e); }));
+    return with_leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }, [&](const auto&... da) -> decltype(auto) {
+      return with_leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); }, [&](const auto&... db) -> decltype(auto) {
+        return with_leaf_gradients_into(e.c, [&] { return D::grad_c(g, e); },
+                                        [&](const auto&... dc) -> decltype(auto) { return k(da..., db..., dc...); });
+      });
+    });
   } else if constexpr (requires { e.b; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    return std::tuple_cat(leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }),
-                          leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); }));
+    return with_leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }, [&](const auto&... da) -> decltype(auto) {
+      return with_leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); },
+                                      [&](const auto&... db) -> decltype(auto) { return k(da..., db...); });
+    });
   } else if constexpr (requires { e.op; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
     if constexpr (is_floating_v<typename std::remove_cvref_t<decltype(e.a)>::value_type>)
-      return leaf_gradients(e.a, D::grad(g, e));
+      return with_leaf_gradients_into(e.a, [&] { return D::grad(g, e); }, k);
     else
-      return std::tuple<>{};
-  } else {  // Cast<U, A>
+      return k();
+  } else {  // Cast<U, A>: the gradient casts back
     using A = std::remove_cvref_t<decltype(e.a)>;
-    if constexpr (is_floating_v<typename A::value_type>) return leaf_gradients(e.a, cast<typename A::value_type>(g));
-    else return std::tuple<>{};
+    if constexpr (is_floating_v<typename A::value_type>)
+      return with_leaf_gradients_into(e.a, [&] { return cast<typename A::value_type>(g); }, k);
+    else
+      return k();
   }
 }
 
@@ -264,15 +280,82 @@ struct OneLeafEval {
 template <class Fn, class L>
 struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
   using value_type = typename Fn::value_type;
-  Fn fn;
+  const Fn& fn;  // the caller's, alive while this is evaluated
   Tensor<L> leaf;
-  OneLeaf(Fn f, Tensor<L> x) : fn(std::move(f)), leaf(std::move(x)) {}
+  OneLeaf(const Fn& f, Tensor<L> x) : fn(f), leaf(std::move(x)) {}
   const Shape& sizes() const { return fn.sizes(); }
   template <class F>
   [[gnu::always_inline]] void for_each_leaf(F&& f) const { f(leaf); }
   template <class P>
   auto evaluator(const P& p) const {
     return OneLeafEval<decltype(fn.evaluator(p)), L>{leaf.evaluator(p), fn.evaluator(p)};
+  }
+};
+
+// The sum of the derivative terms of one tensor, d0 + d1 + ... (in that
+// order, as the fold of + would add them), for OneLeaf: evaluated only
+// through at(). The expression holds the terms by reference (they live in
+// with_leaf_gradients' frames); its evaluator holds theirs by value, as a
+// chain first + rest (no std::tuple, which device code cannot call).
+template <class T0, class... Ts>
+struct promote_all {
+  using type = T0;
+};
+template <class T0, class T1, class... Ts>
+struct promote_all<T0, T1, Ts...> {
+  using type = typename promote_all<promote_t<T0, T1>, Ts...>::type;
+};
+template <class V, class... D>
+struct SumOfTermsEval;
+template <class V, class D0>
+struct SumOfTermsEval<V, D0> {
+  using value_type = V;
+  static constexpr bool simd = D0::simd && std::is_same_v<typename D0::value_type, V>;
+  D0 first;
+  template <class X>
+  TSR_HOST_DEVICE V add_to(V sum, X x) const {
+    return convert<V>(apply_op(ops::Add{}, convert<acc_t<V>>(sum), convert<acc_t<V>>(first.at(x))));
+  }
+  template <class B, class X>
+  [[gnu::always_inline]] B add_to_batch(B sum, X x) const { return ops::Add{}(sum, first.template at_batch<B>(x)); }
+  template <class X>
+  TSR_HOST_DEVICE V at(X x) const { return convert<V>(first.at(x)); }
+  template <class B, class X>
+  [[gnu::always_inline]] B at_batch(X x) const { return first.template at_batch<B>(x); }
+};
+template <class V, class D0, class D1, class... Ds>
+struct SumOfTermsEval<V, D0, D1, Ds...> {
+  using value_type = V;
+  using Rest = SumOfTermsEval<V, D1, Ds...>;
+  static constexpr bool simd = D0::simd && std::is_same_v<typename D0::value_type, V> && Rest::simd;
+  D0 first;
+  Rest rest;
+  template <class X>
+  TSR_HOST_DEVICE V add_to(V sum, X x) const {
+    return rest.add_to(convert<V>(apply_op(ops::Add{}, convert<acc_t<V>>(sum), convert<acc_t<V>>(first.at(x)))), x);
+  }
+  template <class B, class X>
+  [[gnu::always_inline]] B add_to_batch(B sum, X x) const {
+    return rest.add_to_batch(ops::Add{}(sum, first.template at_batch<B>(x)), x);
+  }
+  template <class X>
+  TSR_HOST_DEVICE V at(X x) const { return rest.add_to(convert<V>(first.at(x)), x); }
+  template <class B, class X>
+  [[gnu::always_inline]] B at_batch(X x) const { return rest.add_to_batch(first.template at_batch<B>(x), x); }
+};
+template <class V, class D0, class... Ds>
+auto sum_of_terms_eval(D0 first, Ds... rest) {
+  if constexpr (sizeof...(Ds) == 0) return SumOfTermsEval<V, D0>{first};
+  else return SumOfTermsEval<V, D0, Ds...>{first, sum_of_terms_eval<V>(rest...)};
+}
+template <class... D>
+struct SumOfTerms {
+  using value_type = typename promote_all<typename D::value_type...>::type;
+  std::tuple<const D&...> terms;
+  const Shape& sizes() const { return std::get<0>(terms).sizes(); }
+  template <class P>
+  auto evaluator(const P& p) const {
+    return std::apply([&](const auto&... d) { return sum_of_terms_eval<value_type>(d.evaluator(p)...); }, terms);
   }
 };
 
@@ -303,12 +386,8 @@ void write_summed_gradient(const Tensor<L>& dst, bool accumulate, const Tensor<T
                            const Tensor<L>& x) {
   const Tensor<L> base = accumulate ? dst : scalar_tensor<L>(-L(0), dst.device());
   const auto total = base + as_type<L>(dense_or_single(g) * OneLeaf<Fn, L>(dfdx, dense_or_single(x)));
-  const Plan plan = Plan::linear(static_cast<int>(dst.sizes().size()), dst.numel());
-  if (!dst.device().is_cpu() || !g.device().is_cpu() || !x.device().is_cpu())
-    return write_on_device(dst, total, plan);
-  const auto ev = total.evaluator(plan);
-  using Ev = std::remove_const_t<decltype(ev)>;
-  write_tiles(dst, plan, &write_tile<L, Ev, RowLoops::unit_only>, &ev);
+  check_same_device(dst.device(), total);
+  write_along<RowLoops::unit_only>(dst, total, Plan::linear(static_cast<int>(dst.sizes().size()), dst.numel()));
 }
 
 // ----- create_graph: expressions recorded one op at a time ----------------------
@@ -649,19 +728,20 @@ class FusedNode final : public TypedNode<typename E::value_type> {
         // its gradients as one kernel, which reads x once, writes once, and
         // lets the compiler share the subexpressions the terms recompute.
         using L = std::tuple_element_t<0, decltype(detail::leaf_types<E>())>;
-        using Grads = decltype(detail::leaf_gradients(std::declval<const E&>(), std::declval<ScalarLeaf<L>>()));
-        if constexpr (std::tuple_size_v<Grads> > 0) {
-          Tensor<L> x;
-          bool same = true;
-          expr_->for_each_leaf([&](const auto& leaf) {
-            if (!x.defined()) x = leaf;
-            same = same && leaf.impl_ptr() == x.impl_ptr();
-          });
-          if (same && this->next[0] && g.sizes() == x.sizes()) {
-            // Every rule is linear in the incoming gradient: the derivative is
-            // the chain rule run with gradient 1, times g.
-            const auto dfdx = std::apply([](const auto&... d) { return (... + d); },
-                                         detail::leaf_gradients(*expr_, ScalarLeaf<L>(L(1))));
+        Tensor<L> x;
+        bool same = true;
+        expr_->for_each_leaf([&](const auto& leaf) {
+          if (!x.defined()) x = leaf;
+          same = same && leaf.impl_ptr() == x.impl_ptr();
+        });
+        // Every rule is linear in the incoming gradient: the derivative is
+        // the chain rule run with gradient 1, times g. (No terms: every leaf
+        // is read through a comparison, and backprop finds no gradient.)
+        auto write_summed = [&](const auto&... terms) {
+          if constexpr (sizeof...(terms) == 0) {
+            return false;
+          } else {
+            const detail::SumOfTerms<std::remove_cvref_t<decltype(terms)>...> dfdx{{terms...}};
             // Straight into an existing .grad (one kernel instead of a new
             // buffer and an add) when nothing else shares its memory;
             // otherwise into a new buffer. (Sharing would be safe too: the
@@ -674,9 +754,12 @@ class FusedNode final : public TypedNode<typename E::value_type> {
             detail::write_summed_gradient(dst, direct, g, dfdx, x);
             if (direct) grad->storage()->bump_version();
             else out[0] = dst.impl_ptr();
-            return out;
+            return true;
           }
-        }
+        };
+        if (same && this->next[0] && g.sizes() == x.sizes() &&
+            detail::with_leaf_gradients(*expr_, ScalarLeaf<L>(L(1)), write_summed))
+          return out;
       }
       int k = 0;
       detail::backprop(*expr_, g, k, f, need);

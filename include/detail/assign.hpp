@@ -305,6 +305,18 @@ void assign(const Tensor<T>& dst, const E& src, bool in_place) {
   assign_general(dst, src, in_place);
 }
 
+// dst = src along `plan`, on dst's device (the caller has checked shapes,
+// devices and aliasing): tiled, each tile's rows written by the loops
+// `Loops` names.
+template <RowLoops Loops = RowLoops::all, class T, class E>
+void write_along(const Tensor<T>& dst, const E& src, const Plan& plan) {
+  if (!dst.device().is_cpu()) return write_on_device(dst, src, plan);
+  const auto ev = src.evaluator(plan);
+  using Ev = std::remove_const_t<decltype(ev)>;
+  static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable");
+  write_tiles(dst, plan, &write_tile<T, Ev, Loops>, &ev);
+}
+
 // Any evaluation: through a temporary when a leaf overlaps dst differently,
 // else tiled (on the pool when large) along the plan.
 template <class T, class E>
@@ -328,12 +340,7 @@ void assign_general(const Tensor<T>& dst, const E& src, bool in_place) {
     return;
   }
 
-  const Plan plan = linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src);
-  if (!device.is_cpu()) return write_on_device(dst, src, plan);
-  const auto ev = src.evaluator(plan);
-  using Ev = std::remove_const_t<decltype(ev)>;
-  static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable");
-  write_tiles(dst, plan, &write_tile<T, Ev>, &ev);
+  write_along(dst, src, linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src));
 }
 
 // Materializes e into a new tensor without recording it for autograd: the
@@ -364,16 +371,9 @@ Tensor<T> materialize_gradient(const E& e) {
   const int64_t n = out.numel();
   if (n == 0) return out;
   const Shape& shape = out.sizes();
-  const Plan plan =
-      all_linear(out, e) ? Plan::linear(static_cast<int>(shape.size()), n) : strided_plan(shape, out, e);
-  if (!out.device().is_cpu()) {
-    write_on_device(out, e, plan);
-    return out;
-  }
   check_same_device(out.device(), e);
-  const auto ev = e.evaluator(plan);
-  using Ev = std::remove_const_t<decltype(ev)>;
-  write_tiles(out, plan, &write_tile<T, Ev, RowLoops::one_simd>, &ev);
+  write_along<RowLoops::one_simd>(
+      out, e, all_linear(out, e) ? Plan::linear(static_cast<int>(shape.size()), n) : strided_plan(shape, out, e));
   return out;
 }
 
