@@ -9,6 +9,7 @@
 #pragma once
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "detail/blas_layout.hpp"

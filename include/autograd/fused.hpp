@@ -305,28 +305,28 @@ template <class T0, class T1, class... Ts>
 struct promote_all<T0, T1, Ts...> {
   using type = typename promote_all<promote_t<T0, T1>, Ts...>::type;
 };
-template <class V, class... D>
-struct SumOfTermsEval;
-template <class V, class D0>
-struct SumOfTermsEval<V, D0> {
-  using value_type = V;
-  static constexpr bool simd = D0::simd && std::is_same_v<typename D0::value_type, V>;
-  D0 first;
-  template <class X>
-  TSR_HOST_DEVICE V add_to(V sum, X x) const {
-    return convert<V>(apply_op(ops::Add{}, convert<acc_t<V>>(sum), convert<acc_t<V>>(first.at(x))));
-  }
+// The end of the chain: adds nothing.
+struct NoMoreTerms {
+  static constexpr bool simd = true;
+  template <class V, class X>
+  TSR_HOST_DEVICE V add_to(V sum, X) const { return sum; }
   template <class B, class X>
-  [[gnu::always_inline]] B add_to_batch(B sum, X x) const { return ops::Add{}(sum, first.template at_batch<B>(x)); }
-  template <class X>
-  TSR_HOST_DEVICE V at(X x) const { return convert<V>(first.at(x)); }
-  template <class B, class X>
-  [[gnu::always_inline]] B at_batch(X x) const { return first.template at_batch<B>(x); }
+  [[gnu::always_inline]] B add_to_batch(B sum, X) const { return sum; }
 };
-template <class V, class D0, class D1, class... Ds>
-struct SumOfTermsEval<V, D0, D1, Ds...> {
+template <class V, class D0, class... Ds>
+struct SumOfTermsEval;
+template <class V, class... Ds>
+struct more_terms {
+  using type = SumOfTermsEval<V, Ds...>;
+};
+template <class V>
+struct more_terms<V> {
+  using type = NoMoreTerms;
+};
+template <class V, class D0, class... Ds>
+struct SumOfTermsEval {
   using value_type = V;
-  using Rest = SumOfTermsEval<V, D1, Ds...>;
+  using Rest = typename more_terms<V, Ds...>::type;
   static constexpr bool simd = D0::simd && std::is_same_v<typename D0::value_type, V> && Rest::simd;
   D0 first;
   Rest rest;
@@ -343,10 +343,13 @@ struct SumOfTermsEval<V, D0, D1, Ds...> {
   template <class B, class X>
   [[gnu::always_inline]] B at_batch(X x) const { return rest.add_to_batch(first.template at_batch<B>(x), x); }
 };
+template <class V>
+NoMoreTerms sum_of_terms_eval() {
+  return {};
+}
 template <class V, class D0, class... Ds>
-auto sum_of_terms_eval(D0 first, Ds... rest) {
-  if constexpr (sizeof...(Ds) == 0) return SumOfTermsEval<V, D0>{first};
-  else return SumOfTermsEval<V, D0, Ds...>{first, sum_of_terms_eval<V>(rest...)};
+SumOfTermsEval<V, D0, Ds...> sum_of_terms_eval(D0 first, Ds... rest) {
+  return {first, sum_of_terms_eval<V>(rest...)};
 }
 template <class... D>
 struct SumOfTerms {
@@ -654,15 +657,21 @@ struct SavedVersions {
   SmallVector<uint64_t, 4> at_save;
 
   template <class E>
-  void record(const E& e) {
-    e.for_each_leaf([&](const auto& leaf) { at_save.push_back(leaf.storage()->version()); });
-  }
-  template <class E>
   void check(const E& e) const {
     std::size_t i = 0;
     e.for_each_leaf([&](const auto& leaf) { check_saved_version(leaf, at_save[i++]); });
   }
 };
+
+// Saves one leaf of a recorded expression: its storage's version, and the
+// edge its gradient goes to. Out of line, once per leaf type: a node's
+// constructor calls it per leaf instead of inlining both appends for each.
+template <class L>
+[[gnu::noinline]] void save_leaf(const Tensor<L>& leaf, SavedVersions& saved,
+                                 std::vector<std::shared_ptr<autograd::Node>>& edges) {
+  saved.at_save.push_back(leaf.storage()->version());
+  edges.push_back(gradient_edge(leaf));
+}
 
 }  // namespace tsr::detail
 
@@ -687,8 +696,7 @@ class FusedNode final : public TypedNode<typename E::value_type> {
  public:
   FusedNode(const E& e, const char* kind) : expr_(e), kind_(kind) {
     if constexpr (detail::casts_floating_leaf<E>()) detail::enable_autograd_runtime<T>();
-    saved_.record(e);
-    e.for_each_leaf([&](const auto& leaf) { this->next.push_back(detail::gradient_edge(leaf)); });
+    e.for_each_leaf([&](const auto& leaf) { detail::save_leaf(leaf, saved_, this->next); });
   }
   std::string name() const override { return fused_node_name(kind_, detail::op_names<E>.data()); }
 

@@ -135,6 +135,8 @@
   namespace detail {                                                                                       \
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
   TSR_INSTANCE void enable_autograd_runtime<T>();                                                          \
+  TSR_INSTANCE void save_leaf<T>(const Tensor<T>&, SavedVersions&,                                         \
+                                 std::vector<std::shared_ptr<autograd::Node>>&);                           \
   TSR_INSTANCE Tensor<T> sum_to<T>(const Tensor<T>&, const Shape&);                                        \
   TSR_INSTANCE Tensor<T> materialize_gradient<T, Tensor<T>>(const Tensor<T>&);                             \
   TSR_INSTANCE Tensor<T> sum_over_broadcast_dims<T>(const Tensor<T>&, const Shape&);                       \

@@ -5,6 +5,7 @@
 // interpolation is two products with interpolation matrices. All are
 // differentiable through those ops' rules.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
