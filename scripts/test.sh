@@ -3,15 +3,17 @@
 # --portable: the same with -Dnative=false (baseline x86-64 instead of this
 #   CPU's instruction set), in build-portable/.
 # --sanitize: the same under AddressSanitizer + UBSan, in build-sanitize/.
-# Except under --sanitize, the precompiled build (-Dprecompiled=true: the
-# tessera_core library) is checked too, with the tour and the autograd tests.
+# The suite is built against the precompiled core (-Dprecompiled=true: the
+# tessera_core library), compiled once, instead of instantiating it again in
+# every test file. Except under --sanitize, the headers alone are checked too
+# (the default way to use tessera), with the tour and the autograd tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # OpenBLAS: the -Dblas=openblas path is tested too; zlib: data loading's gzip
 # files; Open MPI: the distributed collectives, run under mpirun.
 scripts/deps.sh libopenblas-dev zlib1g-dev libopenmpi-dev openmpi-bin
 dir=build
-opts=(-Dtests=true -Dexamples=true -Dbench=false)
+opts=(-Dtests=true -Dexamples=true -Dbench=false -Dprecompiled=true)
 jobs=()
 if [ "${1:-}" = "--portable" ]; then
   dir=build-portable
@@ -35,17 +37,18 @@ scripts/configure.sh "$dir" "${opts[@]}"
 meson compile -C "$dir" "${jobs[@]}"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$dir" --print-errorlogs
 
-# The same matrix-product tests with -Dblas=openblas (only that binary).
+# The same matrix-product tests with -Dblas=openblas (only that binary, with
+# the headers alone: the core would be compiled again for it).
 blas_dir=$dir-blas
-scripts/configure.sh "$blas_dir" "${opts[@]}" -Dexamples=false -Dblas=openblas
+scripts/configure.sh "$blas_dir" "${opts[@]}" -Dexamples=false -Dblas=openblas -Dprecompiled=false
 meson compile -C "$blas_dir" "${jobs[@]}" test/test_linalg
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$blas_dir" --no-rebuild --print-errorlogs linalg
 
-# The precompiled build: programs compiled against tessera_core, which holds
-# the instantiations that translation units then only declare.
+# The headers alone: every translation unit instantiates what it uses, the
+# core's part included.
 if [ "${1:-}" != "--sanitize" ]; then
-  pre_dir=$dir-precompiled
-  scripts/configure.sh "$pre_dir" "${opts[@]}" -Dprecompiled=true
-  meson compile -C "$pre_dir" "${jobs[@]}" examples/tour test/test_autograd
-  meson test -C "$pre_dir" --no-rebuild --print-errorlogs example-tour autograd
+  headers_dir=$dir-header-only
+  scripts/configure.sh "$headers_dir" "${opts[@]}" -Dprecompiled=false
+  meson compile -C "$headers_dir" "${jobs[@]}" examples/tour test/test_autograd
+  meson test -C "$headers_dir" --no-rebuild --print-errorlogs example-tour autograd
 fi
