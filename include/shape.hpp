@@ -106,7 +106,7 @@ class NodeShape {
   // The owned shape lives on the heap, out of the node: a node is then 16
   // bytes, not 104, and every expression tree that holds nodes (a backward
   // copies the saved tree's subtrees into each gradient) is smaller to copy
-  // and to compile (an inline shape made a 3-parameter fit's code 4% larger).
+  // and to compile (an inline shape made a 3-parameter fit's code 2-4% larger).
   // The allocation is rare (outer broadcasts) and small beside the strided
   // evaluation such a node goes through. A node's copy and destruction
   // are compiled into the code of every expression type: inline they are
