@@ -111,10 +111,10 @@ class NodeShape {
   // evaluation such a node goes through. A node's copy and destruction
   // are compiled into the code of every expression type: inline they are
   // one test of a pointer, and the shape is copied and freed out of line.
-  NodeShape(const NodeShape& o) : own_(o.own_ ? copy_of(*o.own_) : nullptr), from_(o.from_) {}
+  NodeShape(const NodeShape& o) : own_(copy_owned(o)), from_(o.from_) {}
   NodeShape(NodeShape&&) noexcept = default;
   NodeShape& operator=(const NodeShape& o) {
-    own_.reset(o.own_ ? copy_of(*o.own_) : nullptr);
+    own_ = copy_owned(o);
     from_ = o.from_;
     return *this;
   }
@@ -135,9 +135,12 @@ class NodeShape {
     [[gnu::noinline]] void operator()(Shape* s) const noexcept { delete s; }
   };
 
+  using Owned = std::unique_ptr<Shape, Release>;
+  static Owned copy_owned(const NodeShape& o) { return Owned(o.own_ ? copy_of(*o.own_) : nullptr); }
+
   // Set only when no operand has the node's shape (a broadcast of every
   // operand): otherwise the node names the operand whose shape it has.
-  std::unique_ptr<Shape, Release> own_;
+  Owned own_;
   int from_ = 0;  // the operand whose shape is the node's, when own_ is null
 };
 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # files; Open MPI: the distributed collectives, run under mpirun.
 scripts/deps.sh libopenblas-dev zlib1g-dev libopenmpi-dev openmpi-bin
 dir=build
-opts=(-Dtests=true -Dexamples=true -Dbench=false -Dprecompiled=true)
+opts=(-Dtests=true -Dexamples=true -Dbench=false)
 jobs=()
 if [ "${1:-}" = "--portable" ]; then
   dir=build-portable
@@ -33,7 +33,7 @@ elif [ "${1:-}" = "--sanitize" ]; then
   [ "$n" -lt 1 ] && n=1
   jobs=(-j "$n")
 fi
-scripts/configure.sh "$dir" "${opts[@]}"
+scripts/configure.sh "$dir" "${opts[@]}" -Dprecompiled=true
 meson compile -C "$dir" "${jobs[@]}"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$dir" --print-errorlogs
 
