@@ -9,7 +9,8 @@
 # and against the core with tessera.hpp as a precompiled header (GCC's .gch,
 # built once with the same flags; its cost is printed too), the fastest
 # edit-compile loop a build system gives (CMake's target_precompile_headers,
-# Meson's cpp_pch).
+# Meson's cpp_pch). nn_mlp is mlp written with nn and optim; the core's nn
+# part (src/tessera_nn.cpp) is its precompiled share.
 #
 # Usage: bench/compile_time/run.sh [RUNS]     (default 3)
 #   CXX, CXXFLAGS: the compiler and flags (default g++, -O2 -march=native)
@@ -59,6 +60,8 @@ if [ -f /usr/include/xtensor/xarray.hpp ]; then
 fi
 read -r s m < <(measure "$root/src/tessera_core.cpp")
 line "tessera_core (once)" "" "" "" "$s" "$m" "$(ratio "$s")" "" "" ""
+read -r s m < <(measure "$root/src/tessera_nn.cpp")
+line "  its nn part (once)" "" "" "" "$s" "$m" "$(ratio "$s")" "" "" ""
 # The precompiled header: GCC reads pch/tessera_pch.hpp.gch in place of
 # pch/tessera_pch.hpp (force-included first) when the flags match, and
 # -Winvalid-pch says when they do not.
@@ -67,7 +70,7 @@ printf '#include <tessera.hpp>\n' > "$work/pch/tessera_pch.hpp"
 read -r s m < <(measure "$work/pch/tessera_pch.hpp" -x c++-header -I"$root/include" -DTSR_PRECOMPILED)
 mv "$work/out.o" "$work/pch/tessera_pch.hpp.gch"  # what the measured compiles wrote is the header
 line "precompiled header (once)" "" "" "" "" "" "" "$s" "$m" "$(ratio "$s")"
-for prog in hello stencil fit mlp; do
+for prog in hello stencil fit mlp nn_mlp; do
   read -r s m < <(measure "$here/$prog.cpp" -I"$root/include")
   read -r ps pm < <(measure "$here/$prog.cpp" -I"$root/include" -DTSR_PRECOMPILED)
   read -r hs hm < <(measure "$here/$prog.cpp" -I"$work/pch" -include tessera_pch.hpp -Winvalid-pch -Werror=invalid-pch \

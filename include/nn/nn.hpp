@@ -23,3 +23,6 @@
 #include "transformer.hpp"
 #include "static.hpp"
 #include "utils.hpp"
+// With -Dprecompiled=true, the layers, losses and updates of the usual
+// models come compiled from tessera_core (precompiled.hpp).
+#include "precompiled.hpp"

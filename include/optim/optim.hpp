@@ -13,3 +13,6 @@
 #include "adadelta.hpp"
 #include "lbfgs.hpp"
 #include "lr_scheduler.hpp"
+// With -Dprecompiled=true, the common updates come compiled from
+// tessera_core (precompiled.hpp).
+#include "precompiled.hpp"
