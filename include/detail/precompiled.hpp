@@ -198,16 +198,8 @@ TSR_PRECOMPILED_ALL_TYPES(double)
 TSR_PRECOMPILED_ALL_TYPES(int32_t)
 TSR_PRECOMPILED_ALL_TYPES(int64_t)
 TSR_PRECOMPILED_ALL_TYPES(bool)
-TSR_PRECOMPILED_ALL_TYPES(half)
-TSR_PRECOMPILED_ALL_TYPES(bfloat16)
 TSR_PRECOMPILED_FLOATING(float)
 TSR_PRECOMPILED_FLOATING(double)
-// half and bfloat16 too: nn's modules and the optimizers take the element
-// type at run time (AnyTensor), so every translation unit with a model
-// reaches the autograd runtime of all four floating types (without these,
-// 30% of the code of a three-layer Sequential's training loop).
-TSR_PRECOMPILED_FLOATING(half)
-TSR_PRECOMPILED_FLOATING(bfloat16)
 TSR_PRECOMPILED_TENSOR_OPS(float)
 TSR_PRECOMPILED_TENSOR_OPS(double)
 TSR_PRECOMPILED_INTEGER(int32_t)
