@@ -1,24 +1,20 @@
 // The part of nn that a model's translation units share, compiled once into
 // tessera_core (Meson: -Dprecompiled=true) beside the core's part
-// (../detail/precompiled.hpp, which explains the mechanism).
+// (../detail/precompiled.hpp explains the mechanism; ../detail/nn_part.hpp
+// holds the switch).
 //
 // A module holds its parameters as AnyTensor and runs on the element type it
 // is given, so a translation unit that builds a Sequential compiles every
 // layer's forward, backward and loss for float and double, whatever the model
-// runs on. Listed here: the layers, losses and optimizer steps of the usual
-// classifiers (linear, 2-D convolution, max pooling, ReLU, tanh, sigmoid,
-// cross entropy, NLL and MSE, SGD, Adam and AdamW), as they are reached from
-// Sequential. Anything else is compiled where it is used, as header-only.
+// runs on. Listed here: the layers and losses of the usual classifiers
+// (linear, 2-D convolution, max pooling, ReLU, tanh, sigmoid, cross entropy,
+// NLL and MSE), as they are reached from Sequential; the optimizers' steps
+// are in ../optim/precompiled.hpp. Anything else is compiled where it is
+// used, as header-only.
 #pragma once
-#include "../detail/config.hpp"
+#include "../detail/nn_part.hpp"
 
-#if (defined(TSR_PRECOMPILED) && !TSR_CUDA_BACKEND) || defined(TSR_BUILDING_NN)
-
-#ifdef TSR_BUILDING_NN
-#define TSR_NN_INSTANCE template
-#else
-#define TSR_NN_INSTANCE extern template
-#endif
+#if TSR_NN_PART
 
 // A module type as Sequential calls it (its forward for every element type).
 #define TSR_NN_SEQUENTIAL_STEP(...)                                                                        \
@@ -106,6 +102,5 @@ TSR_NN_FLOATING(double)
 #undef TSR_NN_REDUCED_PRECISION
 #undef TSR_NN_SEQUENTIAL_FUSED_STEP
 #undef TSR_NN_SEQUENTIAL_STEP
-#undef TSR_NN_INSTANCE
 
 #endif

@@ -10,6 +10,7 @@
 #include <tessera.hpp>
 #include <nn/nn.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -148,7 +149,12 @@ TEST_CASE("device tensors: cumsum, cumprod, sort, argsort and topk as on the CPU
 namespace {
 // f(inputs) on the CPU and on cuda:0, with inputs that require grad: the
 // same values within float rounding (exactly, with `exact`), and the same
-// gradients of a weighted sum of the result, made on the device.
+// gradients of a weighted sum of the result, made on the device. Those
+// gradients are sums over the batch and positions that the two sides add in
+// different orders: an entry that cancels to near zero keeps the rounding
+// error of the large terms it summed (a convolution's weight gradient of
+// -0.1046 differed by 2.4e-6 in the portable build, its largest entry being
+// 1.28), so their absolute tolerance scales with the gradient's magnitude.
 template <class F>
 void check_layer_on_device(const std::vector<tsr::Tensor<float>>& inputs, const F& f, bool exact = false) {
   using namespace tsr;
@@ -167,7 +173,8 @@ void check_layer_on_device(const std::vector<tsr::Tensor<float>>& inputs, const 
     CAPTURE(i);
     REQUIRE(dev[i].grad().defined());
     CHECK(dev[i].grad().device() == Device(tsr::cuda(0)));
-    CHECK(allclose(dev[i].grad().to(kCPU), cpu[i].grad(), 1e-5, 1e-6));
+    const double magnitude = max(abs(cpu[i].grad())).item();
+    CHECK(allclose(dev[i].grad().to(kCPU), cpu[i].grad(), 1e-5, 1e-5 * std::max(magnitude, 0.1)));
   }
 }
 }  // namespace
