@@ -172,6 +172,10 @@ constexpr bool differentiable_as() {
   else return true;
 }
 
+// (Every OpRule<Tag>::record is [[gnu::noinline]]: it runs once per op, and
+// inlined here it would instantiate its node type and backward in the
+// caller's translation unit, even for the ones the precompiled core holds:
+// GCC may inline an `extern template` function, and then needs its callees.)
 template <class Tag, class T, class... Args>
 void record_op(const Tensor<T>& out, const Args&... args) {
   if constexpr (is_floating_v<T> && (differentiable_as<T, Args>() && ...)) {

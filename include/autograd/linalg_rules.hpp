@@ -43,7 +43,7 @@ Tensor<T> as_matrix(const Tensor<T>& t, bool left) {
 template <>
 struct OpRule<tag::Matmul> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const char* name) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const char* name) {
     struct Rule {
       SavedTensor<T> a, b;  // each kept only when the other needs a gradient
       Shape a_sizes, b_sizes;
@@ -92,7 +92,7 @@ struct OpRule<tag::Matmul> {
 template <>
 struct OpRule<tag::Addmm> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b, T beta,
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b, T beta,
                      T alpha) {
     struct Rule {
       SavedTensor<T> a, b;

@@ -41,7 +41,7 @@ Tensor<T> cumsum_from_end(const Tensor<T>& g, int64_t dim) {
 template <>
 struct OpRule<tag::Sum> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, const Shape& dims, bool mean, const char* name) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, bool mean, const char* name) {
     struct Rule {
       Input<E> in;
       Shape dims;
@@ -69,7 +69,7 @@ struct OpRule<tag::Sum> {
 template <>
 struct OpRule<tag::Extremum> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name, bool all) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name, bool all) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -97,7 +97,7 @@ struct OpRule<tag::Extremum> {
 template <>
 struct OpRule<tag::Prod> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -123,7 +123,7 @@ struct OpRule<tag::Prod> {
 template <>
 struct OpRule<tag::Var> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, const Shape& dims, int64_t correction, bool is_std) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, int64_t correction, bool is_std) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -155,7 +155,7 @@ struct OpRule<tag::Var> {
 template <>
 struct OpRule<tag::Norm> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, double p, const Shape& dims) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, double p, const Shape& dims) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -195,7 +195,7 @@ struct OpRule<tag::Norm> {
 template <>
 struct OpRule<tag::Logsumexp> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, const Shape& dims) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -217,7 +217,7 @@ struct OpRule<tag::Logsumexp> {
 template <>
 struct OpRule<tag::Softmax> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, int64_t dim, bool log) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, int64_t dim, bool log) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -244,7 +244,7 @@ struct OpRule<tag::Softmax> {
 template <>
 struct OpRule<tag::Cumsum> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, int64_t dim) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, int64_t dim) {
     struct Rule {
       Input<E> in;
       int64_t dim;
@@ -266,7 +266,7 @@ struct OpRule<tag::Cumsum> {
 template <>
 struct OpRule<tag::Cumprod> {
   template <class T, class E>
-  static void record(const Tensor<T>& out, const E& e, int64_t dim) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, int64_t dim) {
     struct Rule {
       Input<E> in;
       int64_t dim;
@@ -331,7 +331,7 @@ struct OpRule<tag::Cumprod> {
 template <>
 struct OpRule<tag::IndexReduce> {
   template <class T, class E>
-  static void record(const Tensor<T>& values, const E& e, int64_t dim, const Tensor<int64_t>& indices,
+  [[gnu::noinline]] static void record(const Tensor<T>& values, const E& e, int64_t dim, const Tensor<int64_t>& indices,
                      const char* name) {
     struct Rule {
       Input<E> in;

@@ -14,7 +14,7 @@ namespace tsr::autograd {
 template <>
 struct OpRule<tag::Cat> {
   template <class T>
-  static void record(const Tensor<T>& out, const std::vector<Tensor<T>>& inputs, int64_t dim, const char* name,
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const std::vector<Tensor<T>>& inputs, int64_t dim, const char* name,
                      bool stacked) {
     struct Rule {
       std::vector<int64_t> sizes;  // along dim; -1 for the (0,)-shaped inputs cat skips
@@ -50,7 +50,7 @@ struct OpRule<tag::Cat> {
 template <>
 struct OpRule<tag::IndexSelect> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index,
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index,
                      const char* name) {
     struct Rule {
       Shape x_sizes;
@@ -75,7 +75,7 @@ struct OpRule<tag::IndexSelect> {
 template <>
 struct OpRule<tag::MaskedSelect> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shape, const Tensor<int64_t>& positions) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shape, const Tensor<int64_t>& positions) {
     struct Rule {
       Shape x_sizes, shape;      // x's, and the broadcast shape the mask selects from
       Tensor<int64_t> positions; // the selected flat positions, in order, on x's device
@@ -93,7 +93,7 @@ struct OpRule<tag::MaskedSelect> {
 template <>
 struct OpRule<tag::Gather> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
     struct Rule {
       Shape x_sizes;
       int64_t dim;
@@ -111,12 +111,12 @@ struct OpRule<tag::Gather> {
 template <>
 struct OpRule<tag::Scatter> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index,
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index,
                      const Tensor<T>& src, bool add) {
     make(out, self, dim, index, &src, add);
   }
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index) {
     make<T>(out, self, dim, index, nullptr, false);
   }
 
@@ -165,7 +165,7 @@ struct OpRule<tag::Scatter> {
 template <>
 struct OpRule<tag::Sort> {
   template <class T>
-  static void record(const Tensor<T>& values, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& indices,
+  [[gnu::noinline]] static void record(const Tensor<T>& values, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& indices,
                      const char* name) {
     struct Rule {
       Shape x_sizes;
@@ -183,7 +183,7 @@ struct OpRule<tag::Sort> {
 template <>
 struct OpRule<tag::Flip> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& dims) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& dims) {
     struct Rule {
       Shape dims;
       std::vector<GradRef> backward(const Tensor<T>& g) const { return {flip(g, dims).impl_ptr()}; }
@@ -196,7 +196,7 @@ struct OpRule<tag::Flip> {
 template <>
 struct OpRule<tag::ToCopy> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x) {
     struct Rule {
       Device source;
       std::vector<GradRef> backward(const Tensor<T>& g) const { return {g.to(source).impl_ptr()}; }
@@ -210,7 +210,7 @@ struct OpRule<tag::ToCopy> {
 template <>
 struct OpRule<tag::PinMemory> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x) {
     set_rule(out, "PinMemoryBackward0", IdentityRule<T>{}, {tsr::detail::gradient_edge(x)});
   }
 };
@@ -219,7 +219,7 @@ struct OpRule<tag::PinMemory> {
 template <>
 struct OpRule<tag::Roll> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shifts, const Shape& dims) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shifts, const Shape& dims) {
     struct Rule {
       Shape back, dims;
       std::vector<GradRef> backward(const Tensor<T>& g) const { return {roll(g, back, dims).impl_ptr()}; }
@@ -235,7 +235,7 @@ struct OpRule<tag::Roll> {
 template <>
 struct OpRule<tag::Repeat> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& reps) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& reps) {
     struct Rule {
       Shape x_sizes, pairs, copies;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
@@ -258,7 +258,7 @@ struct OpRule<tag::Repeat> {
 template <>
 struct OpRule<tag::Triangle> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t k, bool lower) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t k, bool lower) {
     struct Rule {
       int64_t k;
       bool lower;

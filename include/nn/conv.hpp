@@ -220,7 +220,7 @@ namespace tsr::autograd {
 template <>
 struct OpRule<tag::Im2col> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const detail::Window2d& g) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const detail::Window2d& g) {
     struct Rule {
       detail::Window2d g;
       int64_t channels;
@@ -232,7 +232,7 @@ struct OpRule<tag::Im2col> {
 template <>
 struct OpRule<tag::Col2im> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& cols, const detail::Window2d& g, int64_t) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& cols, const detail::Window2d& g, int64_t) {
     struct Rule {
       detail::Window2d g;
       std::vector<GradRef> backward(const Tensor<T>& grad) const { return {detail::im2col(grad, g, T(0)).impl_ptr()}; }
@@ -347,7 +347,7 @@ namespace tsr::autograd {
 template <>
 struct OpRule<tag::Conv2dImages> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias,
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias,
                      const detail::Window2d& g) {
     struct Rule {
       SavedTensor<T> x, w;  // each kept when the other needs a gradient
@@ -938,7 +938,7 @@ namespace tsr::autograd {
 template <>
 struct OpRule<tag::MaxPool2d> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<int64_t>& idx, const detail::Window2d& g,
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<int64_t>& idx, const detail::Window2d& g,
                      int64_t planes) {
     struct Rule {
       Tensor<int64_t> idx;

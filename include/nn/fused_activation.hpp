@@ -145,7 +145,7 @@ namespace tsr::autograd {
 template <>
 struct OpRule<tag::FusedActivation> {
   template <class T>
-  static void record(const Tensor<T>& out, const Tensor<T>& pre, detail::Activation act) {
+  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& pre, detail::Activation act) {
     struct Rule {
       SavedTensor<T> y;
       detail::Activation act;
