@@ -431,9 +431,11 @@ class Tensor : public ExprBase<Tensor<T>> {
  private:
   struct CloneTag {};
   // allocate's body: `where` is a Device or StorageImpl::PinnedHost, the
-  // storage's second argument.
+  // storage's second argument. Never inlined: with the precompiled core it
+  // is the library's copy, and inlined it would compile the allocator
+  // behind it into every translation unit (half of a hello world's code).
   template <class Where>
-  static Tensor allocate_in(const Shape& sizes, Where where) {
+  [[gnu::noinline]] static Tensor allocate_in(const Shape& sizes, Where where) {
     for (auto s : sizes)
       detail::check(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
     auto impl = detail::make_handle<TensorImpl>();

@@ -42,8 +42,8 @@ Tensor<T> as_matrix(const Tensor<T>& t, bool left) {
 
 template <>
 struct OpRule<tag::Matmul> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const char* name) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const char* name) {
     struct Rule {
       SavedTensor<T> a, b;  // each kept only when the other needs a gradient
       Shape a_sizes, b_sizes;
@@ -91,8 +91,8 @@ struct OpRule<tag::Matmul> {
 // db = alpha a^T g.
 template <>
 struct OpRule<tag::Addmm> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b, T beta,
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& c, const Tensor<T>& a, const Tensor<T>& b, T beta,
                      T alpha) {
     struct Rule {
       SavedTensor<T> a, b;

@@ -40,8 +40,8 @@ Tensor<T> cumsum_from_end(const Tensor<T>& g, int64_t dim) {
 // sum and mean over dims: the gradient broadcast back (divided by the count).
 template <>
 struct OpRule<tag::Sum> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, bool mean, const char* name) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, bool mean, const char* name) {
     struct Rule {
       Input<E> in;
       Shape dims;
@@ -68,8 +68,8 @@ struct OpRule<tag::Sum> {
 // PyTorch.
 template <>
 struct OpRule<tag::Extremum> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name, bool all) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name, bool all) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -96,8 +96,8 @@ struct OpRule<tag::Extremum> {
 // the product of the others and the rest 0; with more, all 0.
 template <>
 struct OpRule<tag::Prod> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, const char* name) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -122,8 +122,8 @@ struct OpRule<tag::Prod> {
 // where std is 0.
 template <>
 struct OpRule<tag::Var> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims, int64_t correction, bool is_std) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims, int64_t correction, bool is_std) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -154,8 +154,8 @@ struct OpRule<tag::Var> {
 // gradient at all for p = 0.
 template <>
 struct OpRule<tag::Norm> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, double p, const Shape& dims) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, double p, const Shape& dims) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -194,8 +194,8 @@ struct OpRule<tag::Norm> {
 // logsumexp: g * exp(x - result).
 template <>
 struct OpRule<tag::Logsumexp> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, const Shape& dims) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -216,8 +216,8 @@ struct OpRule<tag::Logsumexp> {
 // result is kept.
 template <>
 struct OpRule<tag::Softmax> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, int64_t dim, bool log) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, int64_t dim, bool log) {
     struct Rule {
       Input<E> in;
       SavedTensor<T> result;
@@ -243,8 +243,8 @@ struct OpRule<tag::Softmax> {
 // cumsum: the gradient summed from the end.
 template <>
 struct OpRule<tag::Cumsum> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, int64_t dim) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, int64_t dim) {
     struct Rule {
       Input<E> in;
       int64_t dim;
@@ -265,8 +265,8 @@ struct OpRule<tag::Cumsum> {
 // get 0 (their products all contain x_k). Lines run in double.
 template <>
 struct OpRule<tag::Cumprod> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const E& e, int64_t dim) {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, int64_t dim) {
     struct Rule {
       Input<E> in;
       int64_t dim;
@@ -330,8 +330,8 @@ struct OpRule<tag::Cumprod> {
 // max/min along a dim with indices: the gradient goes to the chosen element.
 template <>
 struct OpRule<tag::IndexReduce> {
-  template <class T, class E>
-  [[gnu::noinline]] static void record(const Tensor<T>& values, const E& e, int64_t dim, const Tensor<int64_t>& indices,
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& values, const E& e, int64_t dim, const Tensor<int64_t>& indices,
                      const char* name) {
     struct Rule {
       Input<E> in;

@@ -13,8 +13,8 @@ namespace tsr::autograd {
 // cat and stack: each input gets its slice of the gradient (a view).
 template <>
 struct OpRule<tag::Cat> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const std::vector<Tensor<T>>& inputs, int64_t dim, const char* name,
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const std::vector<Tensor<T>>& inputs, int64_t dim, const char* name,
                      bool stacked) {
     struct Rule {
       std::vector<int64_t> sizes;  // along dim; -1 for the (0,)-shaped inputs cat skips
@@ -49,8 +49,8 @@ struct OpRule<tag::Cat> {
 // index_select and index: the gradient's slices added back at their indices.
 template <>
 struct OpRule<tag::IndexSelect> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index,
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index,
                      const char* name) {
     struct Rule {
       Shape x_sizes;
@@ -74,8 +74,8 @@ struct OpRule<tag::IndexSelect> {
 // broadcast shape), then is summed to x's shape where x was broadcast.
 template <>
 struct OpRule<tag::MaskedSelect> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shape, const Tensor<int64_t>& positions) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shape, const Tensor<int64_t>& positions) {
     struct Rule {
       Shape x_sizes, shape;      // x's, and the broadcast shape the mask selects from
       Tensor<int64_t> positions; // the selected flat positions, in order, on x's device
@@ -92,8 +92,8 @@ struct OpRule<tag::MaskedSelect> {
 // gather: the gradient scatter-added back.
 template <>
 struct OpRule<tag::Gather> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
     struct Rule {
       Shape x_sizes;
       int64_t dim;
@@ -110,13 +110,13 @@ struct OpRule<tag::Gather> {
 // (zero where scatter overwrote it); src's is g gathered at the indices.
 template <>
 struct OpRule<tag::Scatter> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index,
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index,
                      const Tensor<T>& src, bool add) {
     make(out, self, dim, index, &src, add);
   }
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index) {
     make<T>(out, self, dim, index, nullptr, false);
   }
 
@@ -164,8 +164,8 @@ struct OpRule<tag::Scatter> {
 // sort and topk: the values' gradient goes back to where they came from.
 template <>
 struct OpRule<tag::Sort> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& values, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& indices,
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& values, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& indices,
                      const char* name) {
     struct Rule {
       Shape x_sizes;
@@ -182,8 +182,8 @@ struct OpRule<tag::Sort> {
 
 template <>
 struct OpRule<tag::Flip> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& dims) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& dims) {
     struct Rule {
       Shape dims;
       std::vector<GradRef> backward(const Tensor<T>& g) const { return {flip(g, dims).impl_ptr()}; }
@@ -195,8 +195,8 @@ struct OpRule<tag::Flip> {
 // to(device): the gradient copied back to the source's device.
 template <>
 struct OpRule<tag::ToCopy> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x) {
     struct Rule {
       Device source;
       std::vector<GradRef> backward(const Tensor<T>& g) const { return {g.to(source).impl_ptr()}; }
@@ -209,8 +209,8 @@ struct OpRule<tag::ToCopy> {
 // PinMemoryBackward0; both tensors are on the CPU).
 template <>
 struct OpRule<tag::PinMemory> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x) {
     set_rule(out, "PinMemoryBackward0", IdentityRule<T>{}, {tsr::detail::gradient_edge(x)});
   }
 };
@@ -218,8 +218,8 @@ struct OpRule<tag::PinMemory> {
 // roll: rolled back by the opposite shifts.
 template <>
 struct OpRule<tag::Roll> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shifts, const Shape& dims) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& shifts, const Shape& dims) {
     struct Rule {
       Shape back, dims;
       std::vector<GradRef> backward(const Tensor<T>& g) const { return {roll(g, back, dims).impl_ptr()}; }
@@ -234,8 +234,8 @@ struct OpRule<tag::Roll> {
 // the copies r.
 template <>
 struct OpRule<tag::Repeat> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& reps) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Shape& reps) {
     struct Rule {
       Shape x_sizes, pairs, copies;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
@@ -257,8 +257,8 @@ struct OpRule<tag::Repeat> {
 // tril and triu: the same triangle of the gradient.
 template <>
 struct OpRule<tag::Triangle> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t k, bool lower) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t k, bool lower) {
     struct Rule {
       int64_t k;
       bool lower;

@@ -93,7 +93,8 @@
   TSR_EVALUATED(T, Binary<ops::Sub, Tensor<T>, Binary<ops::Mul, ScalarLeaf<T>, Tensor<T>>>)                \
   TSR_WRITTEN_IN_PLACE(T, Binary<ops::Sub, Tensor<T>, Binary<ops::Mul, ScalarLeaf<T>, Tensor<T>>>)
 
-// Per element type: the tensor handle, copies and fills, printing.
+// Per element type: the tensor handle and its allocation, copies and
+// fills, printing.
 #define TSR_PRECOMPILED_ALL_TYPES(T)                                                                       \
   namespace tsr {                                                                                          \
   TSR_INSTANCE class Tensor<T>;                                                                            \
@@ -103,7 +104,10 @@
   TSR_INSTANCE void assign_general<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);               \
   TSR_INSTANCE void assign_general<T, ScalarLeaf<T>>(const Tensor<T>&, const ScalarLeaf<T>&, bool);       \
   TSR_INSTANCE std::string tensor_repr<T>(const Tensor<T>&, const PrintOptions&);                         \
+  TSR_INSTANCE bool overlaps_differently<T, T>(const Tensor<T>&, const Tensor<T>&);                        \
+  TSR_INSTANCE Tensor<T> scalar_tensor<T>(T, Device);                                                      \
   }                                                                                                        \
+  TSR_INSTANCE Tensor<T> Tensor<T>::allocate_in<Device>(const Shape&, Device);                             \
   }
 
 // The elementwise functions a recorded backward (create_graph) most often
@@ -123,7 +127,9 @@
 
 // Per floating type: the autograd runtime (autograd/runtime.hpp, which
 // requires_grad_ switches on), the node types every recorded expression
-// reaches, and the arithmetic and full sums, evaluated and recorded.
+// reaches and what their constructors and backwards call (gradient edges,
+// history, saved versions' checks), and the arithmetic and full sums,
+// evaluated and recorded.
 #define TSR_PRECOMPILED_FLOATING(T)                                                                        \
   namespace tsr {                                                                                          \
   namespace autograd {                                                                                     \
@@ -143,6 +149,14 @@
   TSR_INSTANCE void record_view<T>(const Tensor<T>&, const Tensor<T>&);                                    \
   TSR_INSTANCE void record_view_node<T>(const Tensor<T>&, const Tensor<T>&);                               \
   TSR_INSTANCE Tensor<T> reduce_dims<T, SumReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
+  TSR_INSTANCE void check_saved_version<T>(const Tensor<T>&, uint64_t);                                    \
+  TSR_INSTANCE Tensor<T> dense_or_single<T>(const Tensor<T>&);                                             \
+  TSR_INSTANCE void set_history<T>(const Tensor<T>&, std::shared_ptr<autograd::Node>);                     \
+  TSR_INSTANCE std::shared_ptr<autograd::Node> gradient_edge<T>(const Tensor<T>&);                         \
+  TSR_INSTANCE Tensor<T> copy_of_value<T>(const Tensor<T>&);                                               \
+  }                                                                                                        \
+  namespace autograd {                                                                                     \
+  TSR_INSTANCE Tensor<T>* direct_grad_slot<T>(const std::shared_ptr<Node>&, const Shape&);                 \
   }                                                                                                        \
   }                                                                                                        \
   TSR_RECORDED_OP(T, Ternary<ops::Where, Tensor<bool>, Tensor<T>, ScalarLeaf<T>>)                          \

@@ -219,8 +219,8 @@ Tensor<T> col2im(const Tensor<T>& cols_in, const Window2d& g, int64_t channels) 
 namespace tsr::autograd {
 template <>
 struct OpRule<tag::Im2col> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const detail::Window2d& g) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const detail::Window2d& g) {
     struct Rule {
       detail::Window2d g;
       int64_t channels;
@@ -231,8 +231,8 @@ struct OpRule<tag::Im2col> {
 };
 template <>
 struct OpRule<tag::Col2im> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& cols, const detail::Window2d& g, int64_t) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& cols, const detail::Window2d& g, int64_t) {
     struct Rule {
       detail::Window2d g;
       std::vector<GradRef> backward(const Tensor<T>& grad) const { return {detail::im2col(grad, g, T(0)).impl_ptr()}; }
@@ -346,8 +346,8 @@ void conv2d_images_backward(const Tensor<T>& grad, const Tensor<T>& x, const Ten
 namespace tsr::autograd {
 template <>
 struct OpRule<tag::Conv2dImages> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias,
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias,
                      const detail::Window2d& g) {
     struct Rule {
       SavedTensor<T> x, w;  // each kept when the other needs a gradient
@@ -937,8 +937,8 @@ namespace tsr::autograd {
 // The gradient of each output goes to its window's maximum.
 template <>
 struct OpRule<tag::MaxPool2d> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<int64_t>& idx, const detail::Window2d& g,
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& x, const Tensor<int64_t>& idx, const detail::Window2d& g,
                      int64_t planes) {
     struct Rule {
       Tensor<int64_t> idx;

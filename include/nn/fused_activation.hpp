@@ -144,8 +144,8 @@ void record_activation(const Tensor<T>& out, const Tensor<T>& pre, Activation ac
 namespace tsr::autograd {
 template <>
 struct OpRule<tag::FusedActivation> {
-  template <class T>
-  [[gnu::noinline]] static void record(const Tensor<T>& out, const Tensor<T>& pre, detail::Activation act) {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& pre, detail::Activation act) {
     struct Rule {
       SavedTensor<T> y;
       detail::Activation act;
