@@ -54,12 +54,12 @@ template <class T>
   return os.str();
 }
 
-// A string literal (or a manipulator, std::hex) as a pointer, anything else
-// as itself: a message's parts depend on its argument types only, whatever
-// the literals' lengths.
+// A manipulator (std::hex) as a pointer to it, anything else as itself: a
+// function has no address that message_part could point to. (String
+// literals need nothing: message_part takes them as C strings.)
 template <class T>
 [[gnu::always_inline]] inline decltype(auto) message_arg(const T& value) {
-  if constexpr (std::is_array_v<T> || std::is_function_v<T>) return static_cast<std::decay_t<const T>>(value);
+  if constexpr (std::is_function_v<T>) return static_cast<std::decay_t<T>>(value);
   else return (value);
 }
 
