@@ -128,18 +128,19 @@
 // Per floating type: the autograd runtime (autograd/runtime.hpp, which
 // requires_grad_ switches on), the node types every recorded expression
 // reaches and what their constructors and backwards call (gradient edges,
-// history, saved versions' checks), and the arithmetic and full sums,
-// evaluated and recorded.
-#define TSR_PRECOMPILED_FLOATING(T)                                                                        \
+// history, saved versions' checks, broadcast gradients' sums), and the
+// in-place writes of a tensor or a scalar with their history. nn's list
+// applies it to half and bfloat16 too.
+#define TSR_PRECOMPILED_AUTOGRAD_RUNTIME(T)                                                                \
   namespace tsr {                                                                                          \
   namespace autograd {                                                                                     \
   TSR_INSTANCE class AccumulateGrad<T>;                                                                    \
   TSR_INSTANCE class ViewNode<T>;                                                                          \
   TSR_INSTANCE class CopySlices<T>;                                                                        \
   TSR_INSTANCE class FusedNode<Tensor<T>, true>;                                                           \
+  TSR_INSTANCE Tensor<T>* direct_grad_slot<T>(const std::shared_ptr<Node>&, const Shape&);                 \
   }                                                                                                        \
   namespace detail {                                                                                       \
-  TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
   TSR_INSTANCE void enable_autograd_runtime<T>();                                                          \
   TSR_INSTANCE void save_leaf<T>(const Tensor<T>&, SavedVersions&,                                         \
                                  std::vector<std::shared_ptr<autograd::Node>>&);                           \
@@ -148,16 +149,25 @@
   TSR_INSTANCE Tensor<T> sum_over_broadcast_dims<T>(const Tensor<T>&, const Shape&);                       \
   TSR_INSTANCE void record_view<T>(const Tensor<T>&, const Tensor<T>&);                                    \
   TSR_INSTANCE void record_view_node<T>(const Tensor<T>&, const Tensor<T>&);                               \
-  TSR_INSTANCE Tensor<T> reduce_dims<T, SumReducer, T, Tensor<T>>(const Tensor<T>&, const Shape&, bool);   \
+  TSR_INSTANCE Tensor<T> reduce_dims<T, SumReducer, acc_t<T>, Tensor<T>>(const Tensor<T>&, const Shape&,   \
+                                                                        bool);                             \
   TSR_INSTANCE void check_saved_version<T>(const Tensor<T>&, uint64_t);                                    \
   TSR_INSTANCE Tensor<T> dense_or_single<T>(const Tensor<T>&);                                             \
   TSR_INSTANCE void set_history<T>(const Tensor<T>&, std::shared_ptr<autograd::Node>);                     \
   TSR_INSTANCE std::shared_ptr<autograd::Node> gradient_edge<T>(const Tensor<T>&);                         \
   TSR_INSTANCE Tensor<T> copy_of_value<T>(const Tensor<T>&);                                               \
   }                                                                                                        \
-  namespace autograd {                                                                                     \
-  TSR_INSTANCE Tensor<T>* direct_grad_slot<T>(const std::shared_ptr<Node>&, const Shape&);                 \
   }                                                                                                        \
+  TSR_WRITTEN_IN_PLACE(T, ScalarLeaf<T>)                                                                   \
+  TSR_WRITTEN_IN_PLACE(T, Tensor<T>)                                                                       \
+  TSR_EVALUATED_AND_RECORDED(T, Binary<ops::Add, Tensor<T>, Tensor<T>>)
+
+// Per floating type: the runtime, and the arithmetic and full sums,
+// evaluated and recorded.
+#define TSR_PRECOMPILED_FLOATING(T)                                                                        \
+  TSR_PRECOMPILED_AUTOGRAD_RUNTIME(T)                                                                      \
+  namespace tsr::detail {                                                                                  \
+  TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
   }                                                                                                        \
   TSR_RECORDED_OP(T, Ternary<ops::Where, Tensor<bool>, Tensor<T>, ScalarLeaf<T>>)                          \
   TSR_RECORDED_UNARY_OPS(T)                                                                                \
@@ -165,12 +175,11 @@
   TSR_OPERAND_FORMS(TSR_RECORDED_OP, T, ops::Sub)                                                          \
   TSR_OPERAND_FORMS(TSR_RECORDED_OP, T, ops::Mul)                                                          \
   TSR_OPERAND_FORMS(TSR_RECORDED_OP, T, ops::Div)                                                          \
-  TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Add)                                               \
+  TSR_EVALUATED_AND_RECORDED(T, Binary<ops::Add, Tensor<T>, ScalarLeaf<T>>)                                 \
+  TSR_EVALUATED_AND_RECORDED(T, Binary<ops::Add, ScalarLeaf<T>, Tensor<T>>)                                 \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Sub)                                               \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Mul)                                               \
   TSR_OPERAND_FORMS(TSR_EVALUATED_AND_RECORDED, T, ops::Div)                                               \
-  TSR_WRITTEN_IN_PLACE(T, ScalarLeaf<T>)                                                                   \
-  TSR_WRITTEN_IN_PLACE(T, Tensor<T>)                                                                       \
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Add)                                                     \
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Sub)                                                     \
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Mul)                                                     \
@@ -219,7 +228,9 @@ TSR_PRECOMPILED_TENSOR_OPS(double)
 TSR_PRECOMPILED_INTEGER(int32_t)
 TSR_PRECOMPILED_INTEGER(int64_t)
 
-#undef TSR_PRECOMPILED_ALL_TYPES
+// The groups nn's list applies to half and bfloat16 (nn/precompiled.hpp,
+// which undefines them) stay defined; TSR_INSTANCE, which they expand to at
+// their use, does not.
 #undef TSR_PRECOMPILED_FLOATING
 #undef TSR_PRECOMPILED_INTEGER
 #undef TSR_PRECOMPILED_TENSOR_OPS
@@ -227,11 +238,8 @@ TSR_PRECOMPILED_INTEGER(int64_t)
 #undef TSR_FULL_SUM
 #undef TSR_DESCENT_STEP
 #undef TSR_OPERAND_FORMS
-#undef TSR_EVALUATED
-#undef TSR_EVALUATED_AND_RECORDED
 #undef TSR_RECORDED_OP
 #undef TSR_RECORDED_UNARY_OPS
-#undef TSR_WRITTEN_IN_PLACE
 #undef TSR_INSTANCE
 
 #endif

@@ -45,49 +45,18 @@
   TSR_NN_INSTANCE Tensor<T> mse_loss<T>(const Tensor<T>&, const Tensor<T>&, const MSELossOptions&);        \
   }
 
-// half and bfloat16's tensor class and autograd runtime (the core's list
-// holds them for float and double): modules and optimizers take the element
-// type at run time, so a model's translation unit reaches them too (30% of
-// the code of a three-layer Sequential's training loop without these). Here
-// rather than in the core's list, which every program parses.
-#define TSR_NN_REDUCED_PRECISION(T)                                                                        \
-  namespace tsr {                                                                                          \
-  TSR_NN_INSTANCE class Tensor<T>;                                                                         \
-  namespace autograd {                                                                                     \
-  TSR_NN_INSTANCE class AccumulateGrad<T>;                                                                 \
-  TSR_NN_INSTANCE class ViewNode<T>;                                                                       \
-  TSR_NN_INSTANCE class CopySlices<T>;                                                                     \
-  TSR_NN_INSTANCE class FusedNode<Tensor<T>, true>;                                                        \
-  TSR_NN_INSTANCE class FusedNode<Binary<ops::Add, Tensor<T>, Tensor<T>>, true>;                           \
-  }                                                                                                        \
-  namespace detail {                                                                                       \
-  TSR_NN_INSTANCE void write_tiles<T>(const Tensor<T>&, const Plan&, TileWriter<T>, const void*);          \
-  TSR_NN_INSTANCE void assign<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);                    \
-  TSR_NN_INSTANCE void assign_general<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);            \
-  TSR_NN_INSTANCE void assign_general<T, ScalarLeaf<T>>(const Tensor<T>&, const ScalarLeaf<T>&, bool);    \
-  TSR_NN_INSTANCE void assign<T, Binary<ops::Add, Tensor<T>, Tensor<T>>>(                                 \
-      const Tensor<T>&, const Binary<ops::Add, Tensor<T>, Tensor<T>>&, bool);                              \
-  TSR_NN_INSTANCE void assign_general<T, Binary<ops::Add, Tensor<T>, Tensor<T>>>(                         \
-      const Tensor<T>&, const Binary<ops::Add, Tensor<T>, Tensor<T>>&, bool);                              \
-  TSR_NN_INSTANCE void record_expression<T, Binary<ops::Add, Tensor<T>, Tensor<T>>>(                      \
-      const Tensor<T>&, const Binary<ops::Add, Tensor<T>, Tensor<T>>&);                                    \
-  TSR_NN_INSTANCE void enable_autograd_runtime<T>();                                                       \
-  TSR_NN_INSTANCE void save_leaf<T>(const Tensor<T>&, SavedVersions&,                                      \
-                                    std::vector<std::shared_ptr<autograd::Node>>&);                        \
-  TSR_NN_INSTANCE Tensor<T> sum_to<T>(const Tensor<T>&, const Shape&);                                     \
-  TSR_NN_INSTANCE Tensor<T> materialize_gradient<T, Tensor<T>>(const Tensor<T>&);                          \
-  TSR_NN_INSTANCE Tensor<T> sum_over_broadcast_dims<T>(const Tensor<T>&, const Shape&);                    \
-  TSR_NN_INSTANCE void record_view<T>(const Tensor<T>&, const Tensor<T>&);                                 \
-  TSR_NN_INSTANCE void record_view_node<T>(const Tensor<T>&, const Tensor<T>&);                            \
-  TSR_NN_INSTANCE Tensor<T> reduce_dims<T, SumReducer, acc_t<T>, Tensor<T>>(const Tensor<T>&, const Shape&, \
-                                                                           bool);                          \
-  TSR_NN_INSTANCE Tensor<T>& copy_with_history<T, Tensor<T>>(Tensor<T>&, const Tensor<T>&);               \
-  TSR_NN_INSTANCE Tensor<T>& copy_with_history<T, ScalarLeaf<T>>(Tensor<T>&, const ScalarLeaf<T>&);       \
-  }                                                                                                        \
-  }
-
-TSR_NN_REDUCED_PRECISION(half)
-TSR_NN_REDUCED_PRECISION(bfloat16)
+// half and bfloat16's tensor class and autograd runtime, the core's groups
+// for float and double (../detail/precompiled.hpp): modules and optimizers
+// take the element type at run time, so a model's translation unit reaches
+// them too (30% of the code of a three-layer Sequential's training loop
+// without these). Here rather than in the core's list, which every program
+// parses.
+#define TSR_INSTANCE TSR_NN_INSTANCE
+TSR_PRECOMPILED_ALL_TYPES(half)
+TSR_PRECOMPILED_ALL_TYPES(bfloat16)
+TSR_PRECOMPILED_AUTOGRAD_RUNTIME(half)
+TSR_PRECOMPILED_AUTOGRAD_RUNTIME(bfloat16)
+#undef TSR_INSTANCE
 TSR_NN_SEQUENTIAL_FUSED_STEP(LinearImpl)
 TSR_NN_SEQUENTIAL_FUSED_STEP(Conv2dImpl)
 TSR_NN_SEQUENTIAL_STEP(MaxPool2dImpl)
@@ -99,7 +68,11 @@ TSR_NN_FLOATING(float)
 TSR_NN_FLOATING(double)
 
 #undef TSR_NN_FLOATING
-#undef TSR_NN_REDUCED_PRECISION
+#undef TSR_PRECOMPILED_ALL_TYPES
+#undef TSR_PRECOMPILED_AUTOGRAD_RUNTIME
+#undef TSR_EVALUATED
+#undef TSR_EVALUATED_AND_RECORDED
+#undef TSR_WRITTEN_IN_PLACE
 #undef TSR_NN_SEQUENTIAL_FUSED_STEP
 #undef TSR_NN_SEQUENTIAL_STEP
 
