@@ -20,3 +20,5 @@ if [ "${1:-}" = distributed ]; then
   exec mpirun --allow-run-as-root --oversubscribe -np "${NP:-2}" ./build-bench/bench/distributed
 fi
 ./build-bench/bench/"${1:-elementwise}"
+# PyTorch's figures for the same measures on the same GPU, where python3 has it.
+if [ "${1:-}" = cuda ] && command -v python3 >/dev/null; then python3 bench/cuda_peer.py; fi

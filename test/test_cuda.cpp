@@ -593,6 +593,24 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
     const Tensor<float> tenths = full<float>({4, 10000}, 0.1f, tsr::cuda(0));
     const auto rows = sum(tenths, {0, 1}).item();
     CHECK(rows == doctest::Approx(4000.0).epsilon(1e-6));
+    // Long reductions, cut into slices whose results are combined again:
+    // runs of rows when the inner dim is kept, interleaved columns when it
+    // is reduced, and a transposed input (small integers: exact sums).
+    const auto [big, dbig] = on_both(Tensor<float>(remainder(arange<float>(0.f, 15000.f), 7.f)).view({3000, 5}));
+    CHECK(same_as_cpu<float>(sum(dbig, {0}), sum(big, {0})));
+    CHECK(same_as_cpu<float>(sum(dbig.t(), {1}), sum(big.t(), {1})));
+    CHECK(same_as_cpu<float>(sum(dbig.view({5, 3000}), {1}), sum(big.view({5, 3000}), {1})));
+    CHECK(same_as_cpu<float>(amax(dbig * 2.f - 1.f, {0}), amax(big * 2.f - 1.f, {0})));
+    CHECK(same_as_cpu<int64_t>(sum(dbig > 3.f, {0}), sum(big > 3.f, {0})));
+    CHECK(sum(dbig).item() == sum(big).item());
+    CHECK(sum(dbig.t() * 2.f).item() == 2 * sum(big).item());
+    Tensor<float> with_nan = big.clone();
+    with_nan(1234, 2) = std::numeric_limits<float>::quiet_NaN();
+    const Tensor<float> d_with_nan = with_nan.to(tsr::cuda(0));
+    CHECK(std::isnan(amax(d_with_nan).item()));
+    const std::vector<float> column_max = amax(d_with_nan, {0}).to_vector();
+    CHECK(std::isnan(column_max[2]));
+    CHECK(column_max[1] == 6.f);
   }
   SUBCASE("autograd: the fused backward runs on the device") {
     auto x = a.clone().requires_grad_();

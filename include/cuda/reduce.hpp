@@ -1,16 +1,22 @@
-// Reductions on the device. Full reductions: every element of an expression
-// combined by one of the CPU's reducers (sum, prod, amax, amin, all), read through the
-// expression's evaluator as the elementwise kernels read it, and combined in
-// a tree by thrust::transform_reduce (CUB's device reduction under nvcc:
-// per-thread runs, then block and grid trees, so the rounding error grows
-// like the CPU's pairwise sums, and a given launch gives the same result
-// every time). Emulated on Thrust's CPP device system, the combination is a
-// plain left fold: the tests compare exactly representable values.
+// Reductions on the device: every element of an expression combined by one
+// of the CPU's reducers (sum, prod, amax, amin, all), and the same over some
+// dimensions, read through the expression's evaluator as the elementwise
+// kernels read it.
+//
+// Each output's values are cut into slices, enough of them that about 2^18
+// threads run (each slice at least 32 values): one thread per slice combines
+// its values in blocks of 16 and the blocks pairwise, then the slices'
+// partial results are combined in slice order by the same reduction (cut
+// again while they are many). So the rounding error grows like the CPU's
+// cascaded sums, and the slicing, which depends on the shape alone, gives
+// the same result every run on every GPU. A slice is a run of the reduced
+// positions when the innermost dim is kept (neighbouring threads then read
+// neighbouring outputs' columns), or every slices-th column of the reduced
+// rows otherwise (neighbouring threads read neighbouring columns): either
+// way a warp's loads are coalesced. A full reduction is a reduction over
+// every dim into one element, copied to the host.
 #pragma once
-#include <thrust/execution_policy.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/transform_reduce.h>
-
+#include <algorithm>
 #include <type_traits>
 
 #include "../detail/reduce_plan.hpp"
@@ -18,66 +24,6 @@
 #include "elementwise.hpp"
 
 namespace tsr::detail::cuda {
-
-// Element k of an expression along a plan, as the accumulation type.
-template <class A, class Ev>
-struct ReadElement {
-  Ev ev;
-  PlanIndex at;
-
-  TSR_HOST_DEVICE A operator()(int64_t k) const {
-    int64_t idx[tsr::detail::kMaxEvalDims];
-    const int64_t col = at.place(k, idx);
-    return tsr::detail::convert<A>(at.at_row(ev, idx)[col]);
-  }
-};
-
-// The same for a one-row plan (at_only_row): element k is column k.
-template <class A, class Ev>
-struct ReadColumn {
-  Ev ev;
-  TSR_HOST_DEVICE A operator()(int64_t k) const { return tsr::detail::convert<A>(ev[k]); }
-};
-
-template <class R>
-struct Combine {
-  template <class A>
-  TSR_HOST_DEVICE A operator()(const A& a, const A& b) const {
-    return R::combine(a, b);
-  }
-};
-
-// Every element of e combined by R in type A (R's identity when e is empty).
-template <class R, class A, class E>
-A reduce_elements(const E& e) {
-  const int64_t n = e.numel();
-  if (n == 0) return R::template identity<A>();
-  tsr::detail::Plan plan = tsr::detail::make_plan(e.sizes(), e);
-  plan.on_device = true;
-  const auto ev = e.evaluator(plan);
-  using Ev = std::remove_const_t<decltype(ev)>;
-  static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
-  const Launch launch(tsr::detail::expr_device(e).index);
-  const auto reduce = [&](const auto& read) {
-    return launch.run("thrust::transform_reduce", [&](const auto& policy) {
-      return thrust::transform_reduce(policy, thrust::counting_iterator<int64_t>(0),
-                                      thrust::counting_iterator<int64_t>(n), read, R::template identity<A>(),
-                                      Combine<R>{});
-    });
-  };
-  if (plan.ndim == 1) return reduce(ReadColumn<A, Ev>{at_only_row(ev)});
-  return reduce(ReadElement<A, Ev>{ev, PlanIndex(plan)});
-}
-
-// ----- reductions over dimensions -------------------------------------------
-//
-// One thread per output element, along the CPU's reduce plan (kept outer
-// dims, reduced dims, maybe one kept inner dim). Each thread combines its
-// values in blocks of 16, and the blocks pairwise (a binary counter of
-// partial results), so the rounding error grows like the CPU's cascaded
-// sums and the result does not depend on the launch. One thread per output
-// is slow when there are few outputs and many values each; it is the
-// simple, deterministic first form.
 
 // Values pushed one by one, combined in blocks of kBlock, the blocks
 // pairwise.
@@ -111,24 +57,50 @@ struct PairwiseCombiner {
   }
 };
 
-// Pushes every value reduced into output j to acc, in order, with its
-// position along the reduced dims: acc.push(value, position).
+// Pushes the values of slice s (of `slices`) reduced into output j to acc,
+// in order, with their positions along the reduced dims:
+// acc.push(value, position). With one slice, every value of output j.
+//
+// Values are read kLoadBatch at a time before any is combined, so that a
+// thread has that many loads in flight: combining each value as it arrives
+// left one, and the reductions latency-bound at a tenth of the bandwidth.
+// (The batch stays in registers only if its loops are unrolled.)
+inline constexpr int kLoadBatch = 16;
+#if defined(__CUDACC__)
+#define TSR_UNROLL _Pragma("unroll")
+#else
+#define TSR_UNROLL
+#endif
 template <class A, class Ev, class Acc>
-TSR_HOST_DEVICE void push_reduced(const Ev& ev, const tsr::detail::ReducePlan& rp, int64_t j, Acc& acc) {
+TSR_HOST_DEVICE void push_reduced(const Ev& ev, const tsr::detail::ReducePlan& rp, int64_t j, Acc& acc,
+                                  int64_t s = 0, int64_t slices = 1) {
   const int nd = rp.plan.ndim;
   const int64_t inner = rp.inner_kept_size();
   int64_t idx[tsr::detail::kMaxEvalDims];
   rp.set_outer(j / inner, idx);
-  if (rp.kept_inner) {  // one value per reduced position, in the kept inner column
+  A batch[kLoadBatch];
+  if (rp.kept_inner) {  // one value per reduced position, in the kept inner column; a run of them
     const int64_t col = j % inner;
+    const int64_t per_slice = rp.count / slices, longer = rp.count % slices;
+    const int64_t begin = s * per_slice + (s < longer ? s : longer);
+    const int64_t end = begin + per_slice + (s < longer ? 1 : 0);
     idx[nd - 1] = 0;
-    for (int64_t r = 0; r < rp.count; ++r) {
-      rp.set_reduced(r, rp.reduced, idx);
+    if (begin < end) rp.set_reduced(begin, rp.reduced, idx);  // (a reduced dim may have size 0)
+    // The value at idx, then idx moved to the next reduced position (an
+    // odometer over the reduced dims: no division per value).
+    const auto read = [&] {
       Ev placed = ev;
       placed.set_row(idx, nd);
-      acc.push(tsr::detail::convert<A>(placed[col]), r);
+      for (int k = rp.kept_outer + rp.reduced - 1; k >= rp.kept_outer && ++idx[k] == rp.plan.sizes[k]; --k) idx[k] = 0;
+      return tsr::detail::convert<A>(placed[col]);
+    };
+    int64_t r = begin;
+    for (; r + kLoadBatch <= end; r += kLoadBatch) {
+      TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) batch[i] = read();
+      TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) acc.push(batch[i], r + i);
     }
-  } else {  // rows of the inner reduced dim
+    for (; r < end; ++r) acc.push(read(), r);
+  } else {  // rows of the inner reduced dim; every slices-th column of each
     const int64_t row_len = rp.reduced_inner_size();
     const int64_t rows = row_len == 0 ? 0 : rp.count / row_len;
     for (int64_t r = 0; r < rows; ++r) {
@@ -136,22 +108,46 @@ TSR_HOST_DEVICE void push_reduced(const Ev& ev, const tsr::detail::ReducePlan& r
       idx[nd - 1] = 0;
       Ev placed = ev;
       placed.set_row(idx, nd);
-      for (int64_t c = 0; c < row_len; ++c) acc.push(tsr::detail::convert<A>(placed[c]), r * row_len + c);
+      const int64_t at = r * row_len;
+      int64_t c = s;
+      for (; c + (kLoadBatch - 1) * slices < row_len; c += kLoadBatch * slices) {
+        TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) batch[i] = tsr::detail::convert<A>(placed[c + i * slices]);
+        TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) acc.push(batch[i], at + c + i * slices);
+      }
+      for (; c < row_len; c += slices) acc.push(tsr::detail::convert<A>(placed[c]), at + c);
     }
   }
 }
 
+// How many slices each output's values are cut into: enough for about
+// kReduceThreads threads, each slice at least kMinSliceValues values, and
+// no more slices than the columns of a reduced row (slices of rows
+// interleave columns). From the shape alone, so that results do not
+// depend on the GPU.
+inline constexpr int64_t kReduceThreads = int64_t(1) << 18;
+inline constexpr int64_t kMinSliceValues = 32;
+inline int64_t reduce_slices(const tsr::detail::ReducePlan& rp) {
+  int64_t slices = std::min((kReduceThreads + rp.outputs - 1) / rp.outputs, rp.count / kMinSliceValues);
+  if (!rp.kept_inner) slices = std::min(slices, rp.reduced_inner_size());
+  return std::max<int64_t>(slices, 1);
+}
+
+// Combines slice t's values: t = s * outputs + j when the innermost dim is
+// kept, j * slices + s otherwise (neighbouring threads read neighbouring
+// columns), written to out[t].
 template <class R, class A, class Ev>
-struct ReduceOutput {
+struct ReduceSlice {
   Ev ev;
   tsr::detail::ReducePlan rp;
   A* out;
   A identity;
+  int64_t slices;
 
-  TSR_HOST_DEVICE void operator()(int64_t j) const {
+  TSR_HOST_DEVICE void operator()(int64_t t) const {
     PairwiseCombiner<R, A> acc;
-    push_reduced<A>(ev, rp, j, acc);
-    out[j] = acc.finish(identity);
+    if (rp.kept_inner) push_reduced<A>(ev, rp, t % rp.outputs, acc, t / rp.outputs, slices);
+    else push_reduced<A>(ev, rp, t / slices, acc, t % slices, slices);
+    out[t] = acc.finish(identity);
   }
 };
 
@@ -163,8 +159,32 @@ void reduce_dims_into(const Tensor<A>& out, const E& e, const tsr::detail::Reduc
   const auto ev = e.evaluator(rp.plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
-  const ReduceOutput<R, A, Ev> reduce{ev, rp, out.device_data_ptr(), R::template identity<A>()};
-  for_each_index(out.device().index, rp.outputs, reduce, "thrust::for_each_n (reduction over dims)");
+  const int64_t slices = reduce_slices(rp);
+  const int device = out.device().index;
+  if (slices == 1) {
+    const ReduceSlice<R, A, Ev> reduce{ev, rp, out.device_data_ptr(), R::template identity<A>(), 1};
+    return for_each_index(device, rp.outputs, reduce, "thrust::for_each_n (reduction over dims)");
+  }
+  // The slices' results, slice-major when the innermost dim is kept, then
+  // combined over the slices' dim in order.
+  const Shape partial_shape = rp.kept_inner ? Shape{slices, rp.outputs} : Shape{rp.outputs, slices};
+  const Tensor<A> partial = Tensor<A>::allocate(partial_shape, out.device());
+  const ReduceSlice<R, A, Ev> reduce{ev, rp, partial.device_data_ptr(), R::template identity<A>(), slices};
+  for_each_index(device, rp.outputs * slices, reduce, "thrust::for_each_n (reduction over dims, slices)");
+  tsr::detail::ReducePlan over_slices = tsr::detail::make_reduce_plan(partial, rp.kept_inner ? 1u : 2u);
+  over_slices.plan.on_device = true;
+  reduce_dims_into<R, A>(out, partial, over_slices);
+}
+
+// Every element of e combined by R in type A (R's identity when e is empty).
+template <class R, class A, class E>
+A reduce_elements(const E& e) {
+  if (e.numel() == 0) return R::template identity<A>();
+  tsr::detail::ReducePlan rp = tsr::detail::make_reduce_plan(e, tsr::detail::reduce_mask({}, e.dim()));
+  rp.plan.on_device = true;
+  const Tensor<A> out = Tensor<A>::allocate(Shape{}, tsr::detail::expr_device(e));
+  reduce_dims_into<R, A>(out, e, rp);
+  return out.item();
 }
 
 // ----- max/min over a dimension, with indices ---------------------------------
@@ -210,3 +230,5 @@ void index_reduce_into(const Tensor<T>& values, const Tensor<int64_t>& indices, 
 }
 
 }  // namespace tsr::detail::cuda
+
+#undef TSR_UNROLL

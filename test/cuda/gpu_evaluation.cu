@@ -131,15 +131,17 @@ TEST_CASE("device elementwise evaluation gives the CPU's results") {
   }
 }
 
+// (Device tensors here, not the arena's: a reduction keeps its partial
+// results on the expression's device.)
 TEST_CASE("device full reductions give the CPU's") {
   using namespace tsr;
   namespace cuda = tsr::detail::cuda;
   using tsr::detail::AllReducer, tsr::detail::MaxReducer, tsr::detail::MinReducer, tsr::detail::ProdReducer,
       tsr::detail::SumReducer;
-  DeviceArena dev;
+  const Device device = tsr::cuda(0);
   const auto a = arange<float>(-6.f, 6.f).view({3, 4});
   const auto b = arange<float>(1.f, 5.f);
-  const auto da = dev.copy(a), db = dev.copy(b);
+  const auto da = a.to(device), db = b.to(device);
   // Small integers: every partial sum is exact, whatever the order.
   CHECK(cuda::reduce_elements<SumReducer, float>(da * db + 1.f) == sum(a * b + 1.f).item());
   CHECK(cuda::reduce_elements<SumReducer, double>(da.t() * 2.f) == -12.0);
@@ -151,13 +153,13 @@ TEST_CASE("device full reductions give the CPU's") {
   CHECK_FALSE(cuda::reduce_elements<AllReducer, bool>(da > -6.f));
   // NaN propagates through max and min, as on the CPU.
   const Tensor<float> nan_at_2 = where(a == 2.f, full<float>({}, std::numeric_limits<float>::quiet_NaN()), a);
-  const auto with_nan = dev.copy(nan_at_2);
+  const auto with_nan = nan_at_2.to(device);
   CHECK(std::isnan(cuda::reduce_elements<MaxReducer, float>(with_nan * 1.f)));
   CHECK(std::isnan(cuda::reduce_elements<MinReducer, float>(with_nan * 1.f)));
   // A million elements: the tree of partial sums against the CPU's pairwise sum.
   const auto x = sin(arange<double>(0., double(1 << 20)));
   const Tensor<double> xs = x;
-  const auto dx = dev.copy(xs);
+  const auto dx = xs.to(device);
   const double gpu = cuda::reduce_elements<SumReducer, double>(dx * 1.0);
   const double cpu = sum(xs).item();
   MESSAGE("sum of sin(0 .. 2^20 - 1): " << gpu << " on the device, " << cpu << " on the CPU");
@@ -165,5 +167,5 @@ TEST_CASE("device full reductions give the CPU's") {
   const float gpu_f = cuda::reduce_elements<SumReducer, float>(tsr::cast<float>(dx));
   CHECK(std::abs(gpu_f - cpu) < 1e-2);
   // Empty: the identity, with no launch.
-  CHECK(cuda::reduce_elements<SumReducer, float>(dev.empty<float>({0, 3}) * 2.f) == 0.f);
+  CHECK(cuda::reduce_elements<SumReducer, float>(tsr::empty<float>({0, 3}, device) * 2.f) == 0.f);
 }
