@@ -1,11 +1,18 @@
 // The CPU matrix product C = alpha * A * B + beta * C for float and double,
 // in the BLIS/GotoBLAS structure:
 //
-//   for jc over N in NC columns          B block (KC x NC) lives in L3
+//   for jc over N in NC columns          B block (KC x NC) lives in L2/L3
 //     for pc over K in KC               pack B once, shared by all threads
-//       for ic over M in MC rows        A block (MC x KC) lives in L2, per thread
-//         for jr over NR-wide panels    a B micro-panel (KC x NR) stays in L1
-//           for ir over MR-high panels  the micro-kernel: MR x NR in registers
+//       for ic over M in MC rows        pack A's block (MC x KC), per thread
+//         for ir over MR-high panels    an A micro-panel (MR x KC) stays in L1
+//           for jr over NR-wide panels  the micro-kernel: MR x NR in registers,
+//                                       the B micro-panel prefetched ahead
+//
+// The register tiles of one A micro-panel run along C's rows, so C is
+// written row strip by row strip, contiguously, where the hardware
+// prefetchers follow it (BLIS's order, jr outside ir, writes C down column
+// strips: on an AVX-512 Xeon, with C's rows in different pages and out of
+// L2, that cost 10-20% of a 1024 x 1024 product).
 //
 // Operands are read through (row stride, column stride), so transposed,
 // sliced and broadcast (stride 0) matrices are packed directly, never copied
@@ -74,28 +81,32 @@ inline int64_t cache_bytes([[maybe_unused]] int level, int64_t fallback) {
   return fallback;
 }
 
-// Cache blocking derived from this machine's caches (the analytical model of
-// BLIS): a KC x NR micro-panel of B stays in half of L1 while A's
-// micro-panels stream past it; an MC x KC block of A stays in half of L2;
-// a KC x NC block of B in half of L3 (at most 4096 columns: some virtual
-// machines report an L3 of hundreds of MiB). Computed once per process, so
-// every product sums in the same order (KC steps) whatever the thread count.
+// Cache blocking derived from this machine's caches (after the analytical
+// model of BLIS): a KC x NR micro-panel of B fits in half of L1, beside the
+// A micro-panel that the register tiles of a row strip share; an MC x KC
+// block of A in half of L2; and a KC x NC block of B in half of L2 as well,
+// since every A micro-panel reads all of it, its micro-panels fetched ahead
+// as the tiles reach them (sized by L3, as BLIS's order has it, the block
+// of an AVX2 build came from L3 for every row strip: 0.75 of OpenBLAS at
+// n = 2048 on an AVX-512 Xeon, 0.88 with this). Computed once per process,
+// so every product sums in the same order (KC steps) whatever the thread
+// count.
 struct GemmBlocks {
   int64_t kc, mc, nc;
 };
 template <class T>
-GemmBlocks gemm_blocks_for(int64_t l1, int64_t l2, int64_t l3) {
+GemmBlocks gemm_blocks_for(int64_t l1, int64_t l2) {
   using K = GemmKernel<T>;
   const auto round_down = [](int64_t v, int64_t unit, int64_t least) { return std::max(least, v / unit * unit); };
   const int64_t kc = round_down(l1 / 2 / (K::NR * int64_t(sizeof(T))), 16, 64);
   const int64_t mc = round_down(l2 / 2 / (kc * int64_t(sizeof(T))), K::MR, K::MR);
-  const int64_t nc = std::min<int64_t>(round_down(l3 / 2 / (kc * int64_t(sizeof(T))), K::NR, K::NR), 4096);
+  const int64_t nc = round_down(l2 / 2 / (kc * int64_t(sizeof(T))), K::NR, K::NR);
   return {kc, mc, nc};
 }
 template <class T>
 const GemmBlocks& gemm_blocks() {
   static const GemmBlocks blocks =
-      gemm_blocks_for<T>(cache_bytes(1, 32 * 1024), cache_bytes(2, 512 * 1024), cache_bytes(3, 8 * 1024 * 1024));
+      gemm_blocks_for<T>(cache_bytes(1, 32 * 1024), cache_bytes(2, 512 * 1024));
   return blocks;
 }
 
@@ -269,13 +280,20 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
 // The B panel's NR values for one k are contiguous, and NR apart from the
 // next k's in a packed panel (aligned); B's row stride ldb apart where B is
 // read in place.
+//
+// Inlined into its one caller: called out of line, the tile's MatSpan went
+// through the stack, and the copy read it back as one 16-byte load of two
+// 8-byte stores, which cannot be forwarded and waited for every store
+// before it, the previous tile's write-back included (a fifth of a
+// 64 x 256 x 10 product's time on an AVX-512 Xeon).
 template <class T, bool kPackedB>
-inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, MatSpan<T> c,
-                         int64_t mr, int64_t nr, T alpha, T beta) {
+[[gnu::always_inline]] inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b,
+                                                int64_t ldb, MatSpan<T> c, int64_t mr, int64_t nr, T alpha, T beta) {
   using G = GemmKernel<T>;
   using B = typename G::Batch;
-  constexpr int64_t MR = G::MR, NR = G::NR, W = G::W;
-  B acc0[MR], acc1[MR];
+  constexpr int64_t MR = G::MR, NR = G::NR, W = G::W, kPrefetchSteps = 16;
+  B acc0[MR], acc1[MR];  // in registers: every loop over them is unrolled
+#pragma GCC unroll 16
   for (int64_t i = 0; i < MR; ++i) acc0[i] = acc1[i] = B(T(0));
   // C's rows are far apart (often a multiple of 4 KiB): fetch them while the
   // products run instead of stalling on the write-back.
@@ -283,6 +301,10 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     for (int64_t i = 0; i < MR; ++i) __builtin_prefetch(c.p + i * c.rs, 1);
   if constexpr (kPackedB) ldb = NR;
   for (int64_t k = 0; k < kc; ++k, a += MR, b += ldb) {
+    // The B micro-panel comes from L2 (or beyond): fetch its rows 16 k
+    // steps ahead (the A micro-panel stays in L1).
+    __builtin_prefetch(b + kPrefetchSteps * ldb);
+    __builtin_prefetch(b + kPrefetchSteps * ldb + W);
     const B b0 = kPackedB ? B::load_aligned(b) : B::load_unaligned(b);
     const B b1 = kPackedB ? B::load_aligned(b + W) : B::load_unaligned(b + W);
 #pragma GCC unroll 12
@@ -292,10 +314,13 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
       acc1[i] = detail::fma(ai, b1, acc1[i]);
     }
   }
-  // alpha * acc + beta * C into MR rows of NR values, ld apart.
+  // alpha * acc + beta * C into the first `rows` rows of NR values, ld
+  // apart (rows is MR, a constant, for an interior tile).
   const B va(alpha);
-  auto write_rows = [&](T* p, int64_t ld) __attribute__((always_inline)) {
+  auto write_rows = [&](T* p, int64_t ld, int64_t rows) __attribute__((always_inline)) {
+#pragma GCC unroll 16
     for (int64_t i = 0; i < MR; ++i) {
+      if (i >= rows) break;
       T* row = p + i * ld;
       B r0 = va * acc0[i], r1 = va * acc1[i];
       if (beta != T(0)) {
@@ -307,8 +332,11 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
       r1.store_unaligned(row + W);
     }
   };
-  if (mr == MR && nr == NR && c.cs == 1) return write_rows(c.p, c.rs);
-  // A partial tile goes through a buffer holding its part of C (zeros
+  if (nr == NR && c.cs == 1) {  // whole rows: straight into C
+    if (mr == MR) return write_rows(c.p, c.rs, MR);
+    return write_rows(c.p, c.rs, mr);
+  }
+  // Part of a row goes through a buffer holding its part of C (zeros
   // around it), with the same arithmetic: an edge tile rounds as an interior
   // one on every instruction set, whatever the thread count makes an edge.
   alignas(64) T tile[MR * NR];
@@ -317,9 +345,14 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     for (int64_t i = 0; i < mr; ++i)
       for (int64_t j = 0; j < nr; ++j) tile[i * NR + j] = c(i, j);
   }
-  write_rows(tile, NR);
-  for (int64_t i = 0; i < mr; ++i)
+  write_rows(tile, NR, mr);
+  for (int64_t i = 0; i < mr; ++i) {
+    if (c.cs == 1) {
+      std::memcpy(&c(i, 0), tile + i * NR, static_cast<std::size_t>(nr) * sizeof(T));
+      continue;
+    }
     for (int64_t j = 0; j < nr; ++j) c(i, j) = tile[i * NR + j];
+  }
 }
 
 // The B panels of one (kc x nc) step: packed, or read in place where B's
@@ -348,13 +381,13 @@ void gemm_block(MatView<T> a, const BPanels<T>& b, T* packed_a, MatSpan<T> c, in
   for (int64_t ic = m0; ic < m1; ic += mc_max) {
     const int64_t mc = std::min(mc_max, m1 - ic);
     pack_a(MatView<T>{a.p + ic * a.rs, a.rs, a.cs}, mc, kc, packed_a);
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t j = p * G::NR, nr = std::min(G::NR, nc - j);
-      const T* const direct = b.in_place(p);
-      const T* const packed = b.packed + p * G::NR * kc;
-      for (int64_t i = 0; i < mc; i += G::MR) {
+    for (int64_t i = 0; i < mc; i += G::MR) {
+      const int64_t mr = std::min(G::MR, mc - i);
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t j = p * G::NR, nr = std::min(G::NR, nc - j);
+        const T* const direct = b.in_place(p);
+        const T* const packed = b.packed + p * G::NR * kc;
         const MatSpan<T> tile{&c(ic + i, j), c.rs, c.cs};
-        const int64_t mr = std::min(G::MR, mc - i);
         if (direct) micro_kernel<T, false>(kc, packed_a + i * kc, direct, b.ld, tile, mr, nr, alpha, beta);
         else micro_kernel<T, true>(kc, packed_a + i * kc, packed, G::NR, tile, mr, nr, alpha, beta);
         if (epi)
