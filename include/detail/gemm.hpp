@@ -1,7 +1,7 @@
 // The CPU matrix product C = alpha * A * B + beta * C for float and double,
 // in the BLIS/GotoBLAS structure:
 //
-//   for jc over N in NC columns          B block (KC x NC) lives in L2/L3
+//   for jc over N in NC columns          B block (KC x NC) lives in L2
 //     for pc over K in KC               pack B once, shared by all threads
 //       for ic over M in MC rows        pack A's block (MC x KC), per thread
 //         for ir over MR-high panels    an A micro-panel (MR x KC) stays in L1
