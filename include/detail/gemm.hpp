@@ -70,11 +70,11 @@ struct GemmKernel {
   static constexpr int64_t NR = 2 * W;
 };
 
-// The size of data cache level 1, 2 or 3 in bytes as the C library reports
+// The size of data cache level 1 or 2 in bytes as the C library reports
 // it, or `fallback` where it does not.
 inline int64_t cache_bytes([[maybe_unused]] int level, int64_t fallback) {
 #if defined(_SC_LEVEL1_DCACHE_SIZE)
-  const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
+  const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE};
   const long v = ::sysconf(names[level - 1]);
   if (v > 0) return static_cast<int64_t>(v);
 #endif
@@ -292,6 +292,7 @@ template <class T, bool kPackedB>
   using G = GemmKernel<T>;
   using B = typename G::Batch;
   constexpr int64_t MR = G::MR, NR = G::NR, W = G::W, kPrefetchSteps = 16;
+  constexpr int64_t kRowLines = std::max<int64_t>(1, NR * int64_t(sizeof(T)) / 64);
   B acc0[MR], acc1[MR];  // in registers: every loop over them is unrolled
 #pragma GCC unroll 16
   for (int64_t i = 0; i < MR; ++i) acc0[i] = acc1[i] = B(T(0));
@@ -302,9 +303,13 @@ template <class T, bool kPackedB>
   if constexpr (kPackedB) ldb = NR;
   for (int64_t k = 0; k < kc; ++k, a += MR, b += ldb) {
     // The B micro-panel comes from L2 (or beyond): fetch its rows 16 k
-    // steps ahead (the A micro-panel stays in L1).
-    __builtin_prefetch(b + kPrefetchSteps * ldb);
-    __builtin_prefetch(b + kPrefetchSteps * ldb + W);
+    // steps ahead (the A micro-panel stays in L1), one prefetch per cache
+    // line of a row (two on AVX-512, one on AVX2). The address is an
+    // integer: past the panel's end it names no object.
+    const uintptr_t ahead = reinterpret_cast<uintptr_t>(b) + uintptr_t(kPrefetchSteps * ldb) * sizeof(T);
+#pragma GCC unroll 4
+    for (int64_t line = 0; line < kRowLines; ++line)
+      __builtin_prefetch(reinterpret_cast<const void*>(ahead + uintptr_t(line) * 64));
     const B b0 = kPackedB ? B::load_aligned(b) : B::load_unaligned(b);
     const B b1 = kPackedB ? B::load_aligned(b + W) : B::load_unaligned(b + W);
 #pragma GCC unroll 12
