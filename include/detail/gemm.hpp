@@ -28,6 +28,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <numeric>
+#include <type_traits>
+#include <utility>
 
 #if __has_include(<unistd.h>)
 #include <unistd.h>
@@ -68,6 +71,8 @@ struct GemmKernel {
   static constexpr int vector_registers = sizeof(Batch) == 64 ? 32 : 16;
   static constexpr int64_t MR = vector_registers == 32 ? 12 : 6;
   static constexpr int64_t NR = 2 * W;
+  // gemm_dots' block of dot products: DR rows of A by two columns of B.
+  static constexpr int64_t DR = vector_registers == 32 ? 8 : 4;
 };
 
 // The size of data cache level 1 or 2 in bytes as the C library reports
@@ -279,19 +284,20 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
 // beta == 0 means C is not read (BLAS's rule: NaN in C does not propagate).
 // The B panel's NR values for one k are contiguous, and NR apart from the
 // next k's in a packed panel (aligned); B's row stride ldb apart where B is
-// read in place.
+// read in place. The kernel computes kRows rows (the A panel still holds MR
+// values per k): MR, or fewer for the last panel of a product.
 //
 // Inlined into its one caller: called out of line, the tile's MatSpan went
 // through the stack, and the copy read it back as one 16-byte load of two
 // 8-byte stores, which cannot be forwarded and waited for every store
 // before it, the previous tile's write-back included (a fifth of a
 // 64 x 256 x 10 product's time on an AVX-512 Xeon).
-template <class T, bool kPackedB>
+template <class T, bool kPackedB, int64_t kRows = GemmKernel<T>::MR>
 [[gnu::always_inline]] inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b,
                                                 int64_t ldb, MatSpan<T> c, int64_t mr, int64_t nr, T alpha, T beta) {
   using G = GemmKernel<T>;
   using B = typename G::Batch;
-  constexpr int64_t MR = G::MR, NR = G::NR, W = G::W, kPrefetchSteps = 16;
+  constexpr int64_t MR = kRows, NR = G::NR, W = G::W, kPrefetchSteps = 16;
   constexpr int64_t kRowLines = std::max<int64_t>(1, NR * int64_t(sizeof(T)) / 64);
   B acc0[MR], acc1[MR];  // in registers: every loop over them is unrolled
 #pragma GCC unroll 16
@@ -301,7 +307,7 @@ template <class T, bool kPackedB>
   if (mr == MR)
     for (int64_t i = 0; i < MR; ++i) __builtin_prefetch(c.p + i * c.rs, 1);
   if constexpr (kPackedB) ldb = NR;
-  for (int64_t k = 0; k < kc; ++k, a += MR, b += ldb) {
+  for (int64_t k = 0; k < kc; ++k, a += G::MR, b += ldb) {
     // The B micro-panel comes from L2 (or beyond): fetch its rows 16 k
     // steps ahead (the A micro-panel stays in L1), one prefetch per cache
     // line of a row (two on AVX-512, one on AVX2). The address is an
@@ -393,8 +399,17 @@ void gemm_block(MatView<T> a, const BPanels<T>& b, T* packed_a, MatSpan<T> c, in
         const T* const direct = b.in_place(p);
         const T* const packed = b.packed + p * G::NR * kc;
         const MatSpan<T> tile{&c(ic + i, j), c.rs, c.cs};
-        if (direct) micro_kernel<T, false>(kc, packed_a + i * kc, direct, b.ld, tile, mr, nr, alpha, beta);
-        else micro_kernel<T, true>(kc, packed_a + i * kc, packed, G::NR, tile, mr, nr, alpha, beta);
+        auto run = [&](auto rows) __attribute__((always_inline)) {  // as the kernel: see there
+          constexpr int64_t R = decltype(rows)::value;
+          if (direct) micro_kernel<T, false, R>(kc, packed_a + i * kc, direct, b.ld, tile, mr, nr, alpha, beta);
+          else micro_kernel<T, true, R>(kc, packed_a + i * kc, packed, G::NR, tile, mr, nr, alpha, beta);
+        };
+        // A last panel of a third or two thirds of MR rows (what a power of
+        // two leaves of 12 or of 6) runs a kernel of that height: a batch of
+        // 64 is 5 x 12 + 4, and the full kernel would compute 72 rows.
+        if (mr > 2 * G::MR / 3) run(std::integral_constant<int64_t, G::MR>{});
+        else if (mr > G::MR / 3) run(std::integral_constant<int64_t, 2 * G::MR / 3>{});
+        else run(std::integral_constant<int64_t, G::MR / 3>{});
         if (epi)
           for (int64_t r = 0; r < mr; ++r) (*epi)(&tile(r, 0), c.cs, ic + i + r, jc + j, nr);
       }
@@ -477,54 +492,126 @@ void gemv(MatView<T> a, const T* x, int64_t incx, T* y, int64_t incy, int64_t m,
   }
 }
 
-// C = alpha * A B + beta * C as dot products, for a C with few rows or
-// columns whose A rows and B columns are both contiguous along k (x W^T with
-// a small W: a 10-class output layer): no packing, RI x RJ dot products at a
-// time in vector accumulators along k, each summed across its lanes at the
-// end. Row blocks are fixed units, so the thread count never changes a sum.
+// The lane sums of W vectors of W lanes each, all in one vector: log2(W)
+// levels of pairwise shuffles and additions, each halving the number of
+// vectors and the partial sums per vector, 2 (W - 1) shuffles and W - 1
+// additions in all, where summing each vector on its own takes log2(W) of
+// each per vector. The levels first move whole halves, then whole 128-bit
+// lanes (one instruction each), until each 128-bit lane holds the partial
+// sums of one vector; the last levels interleave within 128-bit lanes
+// (unpack and shufps patterns), which leaves the sums transposed: lane
+// E l + c holds vector K c + l (E elements per 128-bit lane, K lanes).
+// xsimd 8's haddp would do this, but its AVX-512 float version returns
+// the sums in the wrong lanes.
+template <class T, int W>
+struct LaneSums {
+  using V [[gnu::vector_size(W * sizeof(T))]] = T;
+  static constexpr int E = std::min(W, 16 / int(sizeof(T))), K = W / E;
+  // The source lane of lane t of a level's first (second) addend, where p
+  // and q hold groups of 2b partial sums (within each 128-bit lane when b
+  // is smaller than a lane): the first (second) half of each group, p's
+  // groups then q's.
+  static constexpr int source(int t, int b, bool second) {
+    const int span = b >= E ? W : E, base = t / span * span, half = span / 2, u = t % span, w = u % half;
+    return base + (u < half ? 0 : W) + w / b * 2 * b + (second ? b : 0) + w % b;
+  }
+  // GCC's __builtin_shuffle with a constant mask, which nvcc's front end
+  // also takes (it rejects a pack expanded into __builtin_shufflevector);
+  // clang has only the latter.
+  using Mask [[gnu::vector_size(W * sizeof(T))]] = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  template <int b, int... I>
+  static V level(V p, V q, std::integer_sequence<int, I...>) {
+#if defined(__clang__)
+    return __builtin_shufflevector(p, q, source(I, b, false)...) + __builtin_shufflevector(p, q, source(I, b, true)...);
+#else
+    constexpr Mask first = {source(I, b, false)...}, second = {source(I, b, true)...};
+    return __builtin_shuffle(p, q, first) + __builtin_shuffle(p, q, second);
+#endif
+  }
+  template <int b = W / 2>
+  [[gnu::always_inline]] static void reduce(V* v, int count) {
+#pragma GCC unroll 16
+    for (int i = 0; i < count / 2; ++i) v[i] = level<b>(v[2 * i], v[2 * i + 1], std::make_integer_sequence<int, W>{});
+    if constexpr (b > 1) reduce<b / 2>(v, count / 2);
+  }
+  // The lane that holds vector g's sum.
+  static constexpr int lane_of(int g) { return g % K * E + g / K; }
+  // sums[lane_of(g)] = the sum of the lanes of v[g], for g < W.
+  template <class Batch>
+  [[gnu::always_inline]] static void store(const Batch* v, T* sums) {
+    static_assert(sizeof(Batch) == sizeof(V));
+    V x[W];
+    std::memcpy(x, v, sizeof x);
+    reduce(x, W);
+    std::memcpy(sums, &x[0], sizeof(V));
+  }
+};
+
+// Rows [i0, i1) of C = alpha * A B + beta * C as dot products, for a C with
+// few rows or columns whose A rows and B columns are both contiguous along
+// k (x W^T with a small W: a 10-class output layer): no packing, RI x RJ
+// dot products at a time in vector accumulators along k, whose lanes are
+// then summed W accumulators at a time by one shuffle tree.
+// A function of its own, not the body of gemm_dots' lambda: compiled there,
+// with hadd per dot product, the same loops took 1.5 times as long (64 x 256
+// x 10 on an AVX-512 Xeon).
+template <class T>
+void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, int64_t n, int64_t k, T alpha,
+              T beta) {
+  using G = GemmKernel<T>;
+  using B = typename G::Batch;
+  constexpr int64_t W = G::W, RI = G::DR, RJ = 2;
+  static_assert(RI * RJ % W == 0, "the accumulators are summed W at a time");
+  for (int64_t i = i0; i < i1; i += RI) {
+    const T* ar[RI];
+    for (int64_t r = 0; r < RI; ++r) ar[r] = a.p + std::min(i + r, i1 - 1) * a.rs;  // repeats the last row at the edge
+    for (int64_t j = 0; j < n; j += RJ) {
+      const T* br[RJ];
+      for (int64_t s = 0; s < RJ; ++s) br[s] = b.p + std::min(j + s, n - 1) * b.cs;
+      B acc[RI * RJ];  // dot product (r, s) in acc[r * RJ + s]
+#pragma GCC unroll 16
+      for (B& x : acc) x = B(T(0));
+      int64_t p = 0;
+      for (; p + W <= k; p += W) {
+        B va[RI], vb[RJ];
+#pragma GCC unroll 8
+        for (int64_t r = 0; r < RI; ++r) va[r] = B::load_unaligned(ar[r] + p);
+#pragma GCC unroll 8
+        for (int64_t s = 0; s < RJ; ++s) vb[s] = B::load_unaligned(br[s] + p);
+#pragma GCC unroll 8
+        for (int64_t r = 0; r < RI; ++r)
+#pragma GCC unroll 8
+          for (int64_t s = 0; s < RJ; ++s) acc[r * RJ + s] = detail::fma(va[r], vb[s], acc[r * RJ + s]);
+      }
+      alignas(64) T sums[RI * RJ];
+#pragma GCC unroll 4
+      for (int64_t g = 0; g < RI * RJ; g += W) LaneSums<T, int(W)>::store(acc + g, sums + g);
+      const int64_t rows = std::min(RI, i1 - i), cols = std::min(RJ, n - j);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t s = 0; s < cols; ++s) {
+          const int64_t g = r * RJ + s;
+          T sum = sums[g / W * W + LaneSums<T, int(W)>::lane_of(int(g % W))];
+          for (int64_t q = p; q < k; ++q) sum += ar[r][q] * br[s][q];
+          T& out = c(i + r, j + s);
+          out = beta != T(0) ? beta * out + alpha * sum : alpha * sum;
+        }
+    }
+  }
+}
+
+// C = alpha * A B + beta * C by dot_rows, in row blocks of fixed units, so
+// the thread count never changes a sum.
 template <class T>
 void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, int64_t k, T alpha, T beta,
                bool parallel) {
-  using G = GemmKernel<T>;
-  using B = typename G::Batch;
-  constexpr int64_t W = G::W, RI = G::vector_registers == 32 ? 8 : 4, RJ = 2;
-  auto rows = [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; i += RI) {
-      const T* ar[RI];
-      for (int64_t r = 0; r < RI; ++r) ar[r] = a.p + std::min(i + r, i1 - 1) * a.rs;  // repeats the last row at the edge
-      for (int64_t j = 0; j < n; j += RJ) {
-        const T* br[RJ];
-        for (int64_t s = 0; s < RJ; ++s) br[s] = b.p + std::min(j + s, n - 1) * b.cs;
-        B acc[RI][RJ];
-        for (auto& row : acc)
-          for (auto& x : row) x = B(T(0));
-        int64_t p = 0;
-        for (; p + W <= k; p += W) {
-          B va[RI], vb[RJ];
-#pragma GCC unroll 8
-          for (int64_t r = 0; r < RI; ++r) va[r] = B::load_unaligned(ar[r] + p);
-#pragma GCC unroll 8
-          for (int64_t s = 0; s < RJ; ++s) vb[s] = B::load_unaligned(br[s] + p);
-#pragma GCC unroll 8
-          for (int64_t r = 0; r < RI; ++r)
-#pragma GCC unroll 8
-            for (int64_t s = 0; s < RJ; ++s) acc[r][s] = detail::fma(va[r], vb[s], acc[r][s]);
-        }
-        for (int64_t r = 0; r < std::min(RI, i1 - i); ++r)
-          for (int64_t s = 0; s < std::min(RJ, n - j); ++s) {
-            T sum = xsimd::hadd(acc[r][s]);
-            for (int64_t q = p; q < k; ++q) sum += ar[r][q] * br[s][q];
-            T& out = c(i + r, j + s);
-            out = beta != T(0) ? beta * out + alpha * sum : alpha * sum;
-          }
-      }
-    }
-  };
+  constexpr int64_t RI = GemmKernel<T>::DR;
   const int64_t units = (m + RI - 1) / RI;
   if (parallel && units >= 2 && m * n * k >= 64 * 64 * 64)
-    ThreadPool::instance().parallel_for(units, [&](int64_t u0, int64_t u1) { rows(u0 * RI, std::min(m, u1 * RI)); });
+    ThreadPool::instance().parallel_for(units, [&](int64_t u0, int64_t u1) {
+      dot_rows(a, b, c, u0 * RI, std::min(m, u1 * RI), n, k, alpha, beta);
+    });
   else
-    rows(0, m);
+    dot_rows(a, b, c, 0, m, n, k, alpha, beta);
 }
 
 // C (m x n) = alpha * A (m x k) * B (k x n) + beta * C by packed blocks.
@@ -553,13 +640,21 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
   T* const packed_b = pack_buffer_b().get<T>(2 * b_size);
   T* const packed_a = pack_buffer_a().get<T>(threads * a_size);
   SpinBarrier barrier(static_cast<int>(threads));
-  // B is read in place where its rows are contiguous and A has at most four
-  // MR-high panels: each B element is then read at most four times, where a
-  // packed copy costs a read and a write more (a convolution's patch matrix,
-  // 16 x 25 times 25 x 50176, spent as long packing as multiplying). With
-  // more A panels the packed copy pays: B's rows, often a power of two
-  // apart, fall into few L1 sets and would be evicted between panels.
-  const bool direct_b = b.cs == 1 && (m + G::MR - 1) / G::MR <= 4;
+  // B is read in place where its rows are contiguous and A has few MR-high
+  // panels, each of which reads all of B: with at most four, a packed copy
+  // costs more than the reads it saves (a convolution's patch matrix, 16 x
+  // 25 times 25 x 50176, spent as long packing as multiplying); with up to
+  // six (a batch of 64 on AVX-512), where B's rows also fall into L1 sets
+  // without evicting each other between panels. L1 sets repeat every 4 KiB
+  // of address on the x86 cores we measured, so rows a power of two apart
+  // pile into few sets; rows 784 floats apart (a 784-wide layer's weight)
+  // meet in a set every 64 rows: read in place, 64 x 256 x 784 took 0.8 of
+  // the packed time on an AVX-512 Xeon. With more panels the packed copy
+  // pays (1000 x 1000 x 1000 in place took 1.1 times as long).
+  const int64_t a_panels = (m + G::MR - 1) / G::MR;
+  const int64_t rows_per_set_cycle = 4096 / std::gcd<int64_t>(4096, b.rs * int64_t(sizeof(T)));
+  const bool direct_b =
+      b.cs == 1 && (a_panels <= 4 || (a_panels <= 6 && (blocks.kc + rows_per_set_cycle - 1) / rows_per_set_cycle <= 4));
 
   auto region = [&](int64_t t) {
     int64_t step = 0;
