@@ -528,11 +528,14 @@ struct LaneSums {
     return __builtin_shuffle(p, q, first) + __builtin_shuffle(p, q, second);
 #endif
   }
-  template <int b = W / 2>
-  [[gnu::always_inline]] static void reduce(V* v, int count) {
-#pragma GCC unroll 16
-    for (int i = 0; i < count / 2; ++i) v[i] = level<b>(v[2 * i], v[2 * i + 1], std::make_integer_sequence<int, W>{});
-    if constexpr (b > 1) reduce<b / 2>(v, count / 2);
+  // One level on v[0 .. 2n), n = sizeof...(P) pairs: v[i] = level(v[2i],
+  // v[2i + 1]) for i = 0 .. n - 1 in order, then the next level on
+  // v[0 .. n). Expanded over the pairs at compile time (an unroll pragma on
+  // a loop here is ignored, with a warning, in sanitizer builds).
+  template <int b = W / 2, int... P>
+  [[gnu::always_inline]] static void reduce(V* v, std::integer_sequence<int, P...>) {
+    ((v[P] = level<b>(v[2 * P], v[2 * P + 1], std::make_integer_sequence<int, W>{})), ...);
+    if constexpr (b > 1) reduce<b / 2>(v, std::make_integer_sequence<int, sizeof...(P) / 2>{});
   }
   // The lane that holds vector g's sum.
   static constexpr int lane_of(int g) { return g % K * E + g / K; }
@@ -542,7 +545,7 @@ struct LaneSums {
     static_assert(sizeof(Batch) == sizeof(V));
     V x[W];
     std::memcpy(x, v, sizeof x);
-    reduce(x, W);
+    reduce(x, std::make_integer_sequence<int, W / 2>{});
     std::memcpy(sums, &x[0], sizeof(V));
   }
 };
