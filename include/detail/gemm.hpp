@@ -292,20 +292,20 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
 // 8-byte stores, which cannot be forwarded and waited for every store
 // before it, the previous tile's write-back included (a fifth of a
 // 64 x 256 x 10 product's time on an AVX-512 Xeon).
-template <class T, bool kPackedB, int64_t kRows = GemmKernel<T>::MR>
+template <class T, bool kPackedB, int64_t kRows>
 [[gnu::always_inline]] inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b,
                                                 int64_t ldb, MatSpan<T> c, int64_t mr, int64_t nr, T alpha, T beta) {
   using G = GemmKernel<T>;
   using B = typename G::Batch;
-  constexpr int64_t MR = kRows, NR = G::NR, W = G::W, kPrefetchSteps = 16;
+  constexpr int64_t NR = G::NR, W = G::W, kPrefetchSteps = 16;
   constexpr int64_t kRowLines = std::max<int64_t>(1, NR * int64_t(sizeof(T)) / 64);
-  B acc0[MR], acc1[MR];  // in registers: every loop over them is unrolled
+  B acc0[kRows], acc1[kRows];  // in registers: every loop over them is unrolled
 #pragma GCC unroll 16
-  for (int64_t i = 0; i < MR; ++i) acc0[i] = acc1[i] = B(T(0));
+  for (int64_t i = 0; i < kRows; ++i) acc0[i] = acc1[i] = B(T(0));
   // C's rows are far apart (often a multiple of 4 KiB): fetch them while the
   // products run instead of stalling on the write-back.
-  if (mr == MR)
-    for (int64_t i = 0; i < MR; ++i) __builtin_prefetch(c.p + i * c.rs, 1);
+  if (mr == kRows)
+    for (int64_t i = 0; i < kRows; ++i) __builtin_prefetch(c.p + i * c.rs, 1);
   if constexpr (kPackedB) ldb = NR;
   for (int64_t k = 0; k < kc; ++k, a += G::MR, b += ldb) {
     // The B micro-panel comes from L2 (or beyond): fetch its rows 16 k
@@ -319,7 +319,7 @@ template <class T, bool kPackedB, int64_t kRows = GemmKernel<T>::MR>
     const B b0 = kPackedB ? B::load_aligned(b) : B::load_unaligned(b);
     const B b1 = kPackedB ? B::load_aligned(b + W) : B::load_unaligned(b + W);
 #pragma GCC unroll 12
-    for (int64_t i = 0; i < MR; ++i) {
+    for (int64_t i = 0; i < kRows; ++i) {
       const B ai(a[i]);
       acc0[i] = detail::fma(ai, b0, acc0[i]);
       acc1[i] = detail::fma(ai, b1, acc1[i]);
@@ -331,7 +331,7 @@ template <class T, bool kPackedB, int64_t kRows = GemmKernel<T>::MR>
   const B va(alpha);
   auto write_rows = [&](T* p, int64_t ld, int64_t rows) __attribute__((always_inline)) {
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i) {
+    for (int64_t i = 0; i < kRows; ++i) {
       if (i >= rows) break;
       T* row = p + i * ld;
       B r0 = va * acc0[i], r1 = va * acc1[i];
@@ -349,9 +349,9 @@ template <class T, bool kPackedB, int64_t kRows = GemmKernel<T>::MR>
   // edge tile rounds as an interior one on every instruction set, whatever
   // the thread count makes an edge.
   const bool whole_rows = nr == NR && c.cs == 1;
-  alignas(64) T tile[MR * NR];
+  alignas(64) T tile[kRows * NR];
   if (!whole_rows && beta != T(0)) {
-    std::fill_n(tile, MR * NR, T(0));
+    std::fill_n(tile, kRows * NR, T(0));
     for (int64_t i = 0; i < mr; ++i)
       for (int64_t j = 0; j < nr; ++j) tile[i * NR + j] = c(i, j);
   }
@@ -663,8 +663,8 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
     int64_t step = 0;
     for (int64_t jc = 0; jc < n; jc += blocks.nc) {
       const int64_t nc = std::min(blocks.nc, n - jc);
-      const int64_t panels = (nc + G::NR - 1) / G::NR, row_units = (m + G::MR - 1) / G::MR;
-      const bool split_rows = row_units >= panels;
+      const int64_t panels = (nc + G::NR - 1) / G::NR;
+      const bool split_rows = a_panels >= panels;
       for (int64_t pc = 0; pc < k; pc += blocks.kc, ++step) {
         const int64_t kc = std::min(blocks.kc, k - pc);
         T* const bblock = packed_b + (step % 2) * b_size;
@@ -685,7 +685,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
         T* const my_a = packed_a + t * a_size;
         const Epilogue<T>* const step_epi = epi && pc + kc == k ? &epi : nullptr;
         if (split_rows) {
-          const int64_t m0 = row_units * t / threads * G::MR, m1 = std::min(m, row_units * (t + 1) / threads * G::MR);
+          const int64_t m0 = a_panels * t / threads * G::MR, m1 = std::min(m, a_panels * (t + 1) / threads * G::MR);
           if (m0 < m1)
             gemm_block(ablock, bpanels, my_a, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta, step_epi, jc);
         } else {
