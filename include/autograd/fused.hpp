@@ -204,56 +204,51 @@ constexpr bool repeated_leaf_candidate() {
   }
 }
 
-// The chain rule of backprop, with every differentiable tensor leaf's
-// gradient expression passed at once to k(const D&... terms), in leaf
-// order. Continuation-passing: each term lives in the frame that built it
-// while k runs, so none is copied into a tuple (copies of gradient trees
-// were most of the code of a summed derivative).
-template <class E, class G, class K>
-decltype(auto) with_leaf_gradients(const E& e, const G& g, const K& k);
-// One operand's: its gradient expression is built only if it has
-// differentiable leaves (as backprop_into).
-template <class E, class MakeG, class K>
-decltype(auto) with_leaf_gradients_into(const E& e, const MakeG& make_g, const K& k) {
+// The number of tensor leaves the chain rule reaches with a gradient: all
+// but those under a non-floating operand (a comparison: relu's x > 0).
+template <class E>
+constexpr int differentiable_leaves() {
   if constexpr (!is_floating_v<typename E::value_type> || is_scalar_leaf<E>::value) {
-    return k();
+    return 0;
+  } else if constexpr (is_tensor<E>::value) {
+    return 1;
   } else {
-    const auto g = make_g();
-    return with_leaf_gradients(e, g, k);
+    int n = differentiable_leaves<std::remove_cvref_t<decltype(std::declval<const E&>().a)>>();
+    if constexpr (requires(const E& e) { e.b; })
+      n += differentiable_leaves<std::remove_cvref_t<decltype(std::declval<const E&>().b)>>();
+    if constexpr (requires(const E& e) { e.c; })
+      n += differentiable_leaves<std::remove_cvref_t<decltype(std::declval<const E&>().c)>>();
+    return n;
   }
 }
-template <class E, class G, class K>
-decltype(auto) with_leaf_gradients(const E& e, const G& g, const K& k) {
-  if constexpr (!is_floating_v<typename E::value_type> || is_scalar_leaf<E>::value) {
-    return k();
-  } else if constexpr (is_tensor<E>::value) {
-    return k(g);
-  } else if constexpr (requires { e.c; }) {
-    using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    return with_leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }, [&](const auto&... da) -> decltype(auto) {
-      return with_leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); }, [&](const auto&... db) -> decltype(auto) {
-        return with_leaf_gradients_into(e.c, [&] { return D::grad_c(g, e); },
-                                        [&](const auto&... dc) -> decltype(auto) { return k(da..., db..., dc...); });
-      });
-    });
-  } else if constexpr (requires { e.b; }) {
-    using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    return with_leaf_gradients_into(e.a, [&] { return D::grad_a(g, e); }, [&](const auto&... da) -> decltype(auto) {
-      return with_leaf_gradients_into(e.b, [&] { return D::grad_b(g, e); },
-                                      [&](const auto&... db) -> decltype(auto) { return k(da..., db...); });
-    });
+
+// The gradient expression of the I-th of those leaves (in leaf order), for
+// an incoming gradient g: the chain rule along the path to that leaf alone.
+// Each leaf's is built on its own, by value, so that a sum of them is a
+// flat list of terms. (Built by continuations instead, sharing the path,
+// each continuation's type named the one before it twice, in its template
+// arguments and in its signature: names of 2^depth length, 250 MB of debug
+// strings for a sum of nine activations.)
+template <int I, class E, class G>
+auto leaf_gradient(const E& e, const G& g) {
+  if constexpr (is_tensor<E>::value) {
+    return g;
   } else if constexpr (requires { e.op; }) {
     using D = autograd::Derivative<std::remove_cvref_t<decltype(e.op)>>;
-    if constexpr (is_floating_v<typename std::remove_cvref_t<decltype(e.a)>::value_type>)
-      return with_leaf_gradients_into(e.a, [&] { return D::grad(g, e); }, k);
-    else
-      return k();
+    constexpr int na = differentiable_leaves<std::remove_cvref_t<decltype(e.a)>>();
+    if constexpr (requires { e.c; }) {
+      constexpr int nb = differentiable_leaves<std::remove_cvref_t<decltype(e.b)>>();
+      if constexpr (I < na) return leaf_gradient<I>(e.a, D::grad_a(g, e));
+      else if constexpr (I < na + nb) return leaf_gradient<I - na>(e.b, D::grad_b(g, e));
+      else return leaf_gradient<I - na - nb>(e.c, D::grad_c(g, e));
+    } else if constexpr (requires { e.b; }) {
+      if constexpr (I < na) return leaf_gradient<I>(e.a, D::grad_a(g, e));
+      else return leaf_gradient<I - na>(e.b, D::grad_b(g, e));
+    } else {
+      return leaf_gradient<I>(e.a, D::grad(g, e));
+    }
   } else {  // Cast<U, A>: the gradient casts back
-    using A = std::remove_cvref_t<decltype(e.a)>;
-    if constexpr (is_floating_v<typename A::value_type>)
-      return with_leaf_gradients_into(e.a, [&] { return cast<typename A::value_type>(g); }, k);
-    else
-      return k();
+    return leaf_gradient<I>(e.a, cast<typename std::remove_cvref_t<decltype(e.a)>::value_type>(g));
   }
 }
 
@@ -294,9 +289,11 @@ struct OneLeaf : ExprBase<OneLeaf<Fn, L>> {
 
 // The sum of the derivative terms of one tensor, d0 + d1 + ... (in that
 // order, as the fold of + would add them), for OneLeaf: evaluated only
-// through at(). The expression holds the terms by reference (they live in
-// with_leaf_gradients' frames); its evaluator holds theirs by value, as a
-// chain first + rest (no std::tuple, which device code cannot call).
+// through at(). The expression holds the terms, its evaluator theirs, both
+// by value and flat: one indexed base per term, not a recursive chain (nor
+// a std::tuple, which is one in libstdc++ and which device code cannot
+// call). A chain whose levels were built from evaluators passed by value
+// copied each one once per level before it: for 30 terms a 41 KB function.
 template <class T0, class... Ts>
 struct promote_all {
   using type = T0;
@@ -305,62 +302,64 @@ template <class T0, class T1, class... Ts>
 struct promote_all<T0, T1, Ts...> {
   using type = typename promote_all<promote_t<T0, T1>, Ts...>::type;
 };
-// The end of the chain: adds nothing.
-struct NoMoreTerms {
-  static constexpr bool simd = true;
-  template <class V, class X>
-  TSR_HOST_DEVICE V add_to(V sum, X) const { return sum; }
-  template <class B, class X>
-  [[gnu::always_inline]] B add_to_batch(B sum, X) const { return sum; }
+// Term I of a sum: its expression or its evaluator.
+template <int I, class D>
+struct Term {
+  D term;
 };
-template <class V, class D0, class... Ds>
+template <class V, class Indices, class... Ds>
 struct SumOfTermsEval;
-template <class V, class... Ds>
-struct more_terms {
-  using type = SumOfTermsEval<V, Ds...>;
-};
-template <class V>
-struct more_terms<V> {
-  using type = NoMoreTerms;
-};
-template <class V, class D0, class... Ds>
-struct SumOfTermsEval {
+template <class V, int... I, class... Ds>
+struct SumOfTermsEval<V, std::integer_sequence<int, I...>, Ds...> : Term<I, Ds>... {
   using value_type = V;
-  using Rest = typename more_terms<V, Ds...>::type;
-  static constexpr bool simd = D0::simd && std::is_same_v<typename D0::value_type, V> && Rest::simd;
-  D0 first;
-  Rest rest;
+  static constexpr bool simd = ((Ds::simd && std::is_same_v<typename Ds::value_type, V>) && ...);
+  template <int J, class D, class X>
+  TSR_HOST_DEVICE static V add_term(const Term<J, D>& t, V sum, X x) {
+    if constexpr (J == 0) return convert<V>(t.term.at(x));
+    else return convert<V>(apply_op(ops::Add{}, convert<acc_t<V>>(sum), convert<acc_t<V>>(t.term.at(x))));
+  }
+  template <class B, int J, class D, class X>
+  [[gnu::always_inline]] static B add_term_batch(const Term<J, D>& t, B sum, X x) {
+    if constexpr (J == 0) return t.term.template at_batch<B>(x);
+    else return ops::Add{}(sum, t.term.template at_batch<B>(x));
+  }
   template <class X>
-  TSR_HOST_DEVICE V add_to(V sum, X x) const {
-    return rest.add_to(convert<V>(apply_op(ops::Add{}, convert<acc_t<V>>(sum), convert<acc_t<V>>(first.at(x)))), x);
+  TSR_HOST_DEVICE V at(X x) const {
+    V sum{};
+    ((sum = add_term(static_cast<const Term<I, Ds>&>(*this), sum, x)), ...);
+    return sum;
   }
   template <class B, class X>
-  [[gnu::always_inline]] B add_to_batch(B sum, X x) const {
-    return rest.add_to_batch(ops::Add{}(sum, first.template at_batch<B>(x)), x);
+  [[gnu::always_inline]] B at_batch(X x) const {
+    B sum{};
+    ((sum = add_term_batch<B>(static_cast<const Term<I, Ds>&>(*this), sum, x)), ...);
+    return sum;
   }
-  template <class X>
-  TSR_HOST_DEVICE V at(X x) const { return rest.add_to(convert<V>(first.at(x)), x); }
-  template <class B, class X>
-  [[gnu::always_inline]] B at_batch(X x) const { return rest.add_to_batch(first.template at_batch<B>(x), x); }
 };
-template <class V>
-NoMoreTerms sum_of_terms_eval() {
-  return {};
-}
-template <class V, class D0, class... Ds>
-SumOfTermsEval<V, D0, Ds...> sum_of_terms_eval(D0 first, Ds... rest) {
-  return {first, sum_of_terms_eval<V>(rest...)};
-}
-template <class... D>
-struct SumOfTerms {
+template <class D0, class...>
+struct first_of {
+  using type = D0;
+};
+template <class Indices, class... D>
+struct SumOfTerms;
+template <int... I, class... D>
+struct SumOfTerms<std::integer_sequence<int, I...>, D...> : Term<I, D>... {
   using value_type = typename promote_all<typename D::value_type...>::type;
-  std::tuple<const D&...> terms;
-  const Shape& sizes() const { return std::get<0>(terms).sizes(); }
+  const Shape& sizes() const { return static_cast<const Term<0, typename first_of<D...>::type>&>(*this).term.sizes(); }
+  // Each term's evaluator built in its place (prvalues: nothing copied).
   template <class P>
   auto evaluator(const P& p) const {
-    return std::apply([&](const auto&... d) { return sum_of_terms_eval<value_type>(d.evaluator(p)...); }, terms);
+    using R = SumOfTermsEval<value_type, std::integer_sequence<int, I...>, decltype(std::declval<const D&>().evaluator(p))...>;
+    return R{Term<I, decltype(std::declval<const D&>().evaluator(p))>{static_cast<const Term<I, D>&>(*this).term.evaluator(p)}...};
   }
 };
+// The sum of the gradients of e's differentiable leaves for the incoming
+// gradient g, each term built in its place.
+template <class E, class G, int... I>
+auto sum_of_leaf_gradients(const E& e, const G& g, std::integer_sequence<int, I...>) {
+  return SumOfTerms<std::integer_sequence<int, I...>, decltype(leaf_gradient<I>(e, g))...>{
+      Term<I, decltype(leaf_gradient<I>(e, g))>{leaf_gradient<I>(e, g)}...};
+}
 
 // t as a dense tensor: its one element as a 0-d tensor when every element
 // is that one (a reduction's gradient, expanded), else t or a dense copy.
@@ -745,11 +744,11 @@ class FusedNode final : public TypedNode<typename E::value_type> {
         // Every rule is linear in the incoming gradient: the derivative is
         // the chain rule run with gradient 1, times g. (No terms: every leaf
         // is read through a comparison, and backprop finds no gradient.)
-        auto write_summed = [&](const auto&... terms) {
-          if constexpr (sizeof...(terms) == 0) {
-            return false;
-          } else {
-            const detail::SumOfTerms<std::remove_cvref_t<decltype(terms)>...> dfdx{{terms...}};
+        constexpr int terms = detail::differentiable_leaves<E>();
+        if constexpr (terms > 0) {
+          if (same && this->next[0] && g.sizes() == x.sizes()) {
+            const auto dfdx =
+                detail::sum_of_leaf_gradients(*expr_, ScalarLeaf<L>(L(1)), std::make_integer_sequence<int, terms>{});
             // Straight into an existing .grad (one kernel instead of a new
             // buffer and an add) when nothing else shares its memory;
             // otherwise into a new buffer. (Sharing would be safe too: the
@@ -762,12 +761,9 @@ class FusedNode final : public TypedNode<typename E::value_type> {
             detail::write_summed_gradient(dst, direct, g, dfdx, x);
             if (direct) grad->storage()->bump_version();
             else out[0] = dst.impl_ptr();
-            return true;
+            return out;
           }
-        };
-        if (same && this->next[0] && g.sizes() == x.sizes() &&
-            detail::with_leaf_gradients(*expr_, ScalarLeaf<L>(L(1)), write_summed))
-          return out;
+        }
       }
       int k = 0;
       detail::backprop(*expr_, g, k, f, need);
