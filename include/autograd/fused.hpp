@@ -336,16 +336,12 @@ struct SumOfTermsEval<V, std::integer_sequence<int, I...>, Ds...> : Term<I, Ds>.
     return sum;
   }
 };
-template <class D0, class...>
-struct first_of {
-  using type = D0;
-};
 template <class Indices, class... D>
 struct SumOfTerms;
 template <int... I, class... D>
 struct SumOfTerms<std::integer_sequence<int, I...>, D...> : Term<I, D>... {
   using value_type = typename promote_all<typename D::value_type...>::type;
-  const Shape& sizes() const { return static_cast<const Term<0, typename first_of<D...>::type>&>(*this).term.sizes(); }
+  const Shape& sizes() const { return static_cast<const Term<0, std::tuple_element_t<0, std::tuple<D...>>>&>(*this).term.sizes(); }
   // Each term's evaluator built in its place (prvalues: nothing copied).
   template <class P>
   auto evaluator(const P& p) const {

@@ -537,8 +537,9 @@ struct LaneSums {
     ((v[P] = level<b>(v[2 * P], v[2 * P + 1], std::make_integer_sequence<int, W>{})), ...);
     if constexpr (b > 1) reduce<b / 2>(v, std::make_integer_sequence<int, sizeof...(P) / 2>{});
   }
-  // The lane that holds vector g's sum.
-  static constexpr int lane_of(int g) { return g % K * E + g / K; }
+  // Where vector g's sum is, for vectors summed W at a time into
+  // consecutive groups of W lanes (store(v + W q, sums + W q)).
+  static constexpr int lane_of(int g) { return g / W * W + g % W % K * E + g % W / K; }
   // sums[lane_of(g)] = the sum of the lanes of v[g], for g < W.
   template <class Batch>
   [[gnu::always_inline]] static void store(const Batch* v, T* sums) {
@@ -564,6 +565,7 @@ void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, 
   using G = GemmKernel<T>;
   using B = typename G::Batch;
   constexpr int64_t W = G::W, RI = G::DR, RJ = 2;
+  using Sums = LaneSums<T, int(W)>;
   static_assert(RI * RJ % W == 0, "the accumulators are summed W at a time");
   for (int64_t i = i0; i < i1; i += RI) {
     const T* ar[RI];
@@ -588,20 +590,20 @@ void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, 
       }
       alignas(64) T sums[RI * RJ];
 #pragma GCC unroll 4
-      for (int64_t g = 0; g < RI * RJ; g += W) LaneSums<T, int(W)>::store(acc + g, sums + g);
+      for (int64_t g = 0; g < RI * RJ; g += W) Sums::store(acc + g, sums + g);
       const int64_t rows = std::min(RI, i1 - i), cols = std::min(RJ, n - j);
       if (rows == RI && cols == RJ && p == k && beta == T(0)) {
         // A whole block with no tail: every sum's lane known at compile
         // time, no test per element.
 #pragma GCC unroll 16
         for (int64_t g = 0; g < RI * RJ; ++g)
-          c(i + g / RJ, j + g % RJ) = alpha * sums[g / W * W + LaneSums<T, int(W)>::lane_of(int(g % W))];
+          c(i + g / RJ, j + g % RJ) = alpha * sums[Sums::lane_of(int(g))];
         continue;
       }
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t s = 0; s < cols; ++s) {
           const int64_t g = r * RJ + s;
-          T sum = sums[g / W * W + LaneSums<T, int(W)>::lane_of(int(g % W))];
+          T sum = sums[Sums::lane_of(int(g))];
           for (int64_t q = p; q < k; ++q) sum += ar[r][q] * br[s][q];
           T& out = c(i + r, j + s);
           out = beta != T(0) ? beta * out + alpha * sum : alpha * sum;
