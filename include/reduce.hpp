@@ -155,10 +155,12 @@ A reduce_block(const Ev& ev, int64_t n) {
 }
 
 // The device backend's full reduction (cuda/reduce.hpp), in translation
-// units that have it.
+// units that have it: the value on the host, or a 0-d tensor on the device.
 namespace cuda {
 template <class R, class A, class E>
 A reduce_elements(const E& e);
+template <class R, class A, class E>
+Tensor<A> reduce_elements_on_device(const E& e);
 }  // namespace cuda
 
 // Reduces every element of an expression to one value of type A.
@@ -221,6 +223,37 @@ Tensor<T> scalar_tensor(T v, Device device = kCPU) {
   return device.is_cpu() ? t : t.to(device);
 }
 
+// What a full reduction does with its value before it becomes the result.
+struct KeepValue {
+  template <class V>
+  const V& operator()(const V& v) const { return v; }
+};
+
+// Every element of e combined by R in type A, then finish(value) converted
+// to Out, as a 0-d tensor on e's device. finish takes the value (on the
+// CPU) or the 0-d tensor that holds it (on a device, as an expression). A
+// device's result stays there: reading it to the host and copying it back
+// would wait for the device, where PyTorch's reductions queue their work and
+// return.
+template <class Out, class R, class A, Expression E, class Finish = KeepValue>
+Tensor<Out> reduced_to_tensor(const E& e, Finish finish = {}) {
+  const Device device = expr_device(e);
+  if (device.is_cpu()) return scalar_tensor<Out>(Out(finish(reduce_all<R, A>(e))));
+  check_same_device(device, e);
+  if constexpr (kCudaBackend) {
+    Tensor<A> value = cuda::reduce_elements_on_device<R, A>(e);
+    if constexpr (std::is_same_v<Out, A> && std::is_same_v<Finish, KeepValue>) {
+      return value;
+    } else {
+      const Tensor<Out> out = Tensor<Out>::allocate(Shape{}, device);
+      assign(out, cast<Out>(finish(value)));
+      return out;
+    }
+  } else {
+    fail_compiled_without_cuda(device, "a reduction");
+  }
+}
+
 // PyTorch's error for reducing an empty tensor to one extremum; max/min add
 // a hint that amax/amin do not.
 template <class E>
@@ -235,7 +268,7 @@ template <Expression E>
 auto sum(const E& e) {
   using T = typename E::value_type;
   using R = detail::sum_t<T>;
-  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::SumReducer, acc_t<R>>(e)), detail::expr_device(e));
+  auto out = detail::reduced_to_tensor<R, detail::SumReducer, acc_t<R>>(e);
   detail::record_full_reduction(out, e, false);
   return out;
 }
@@ -243,7 +276,7 @@ template <Expression E>
 auto prod(const E& e) {
   using T = typename E::value_type;
   using R = detail::sum_t<T>;
-  auto out = detail::scalar_tensor<R>(R(detail::reduce_all<detail::ProdReducer, acc_t<R>>(e)), detail::expr_device(e));
+  auto out = detail::reduced_to_tensor<R, detail::ProdReducer, acc_t<R>>(e);
   detail::record_op<autograd::tag::Prod>(out, e, Shape{}, "ProdBackward0");
   return out;
 }
@@ -252,8 +285,8 @@ auto mean(const E& e) {
   using T = typename E::value_type;
   static_assert(is_floating_v<T>, "mean(): could not infer output dtype. Input dtype must be either a floating point "
                                   "or complex dtype. Use mean(cast<float>(x)) for integer tensors.");
-  const auto s = detail::reduce_all<detail::SumReducer, acc_t<T>>(e);
-  auto out = detail::scalar_tensor<T>(T(s / acc_t<T>(e.numel())), detail::expr_device(e));
+  const auto n = acc_t<T>(e.numel());
+  auto out = detail::reduced_to_tensor<T, detail::SumReducer, acc_t<T>>(e, [n](const auto& s) { return s / n; });
   detail::record_full_reduction(out, e, true);
   return out;
 }
@@ -262,7 +295,7 @@ template <class R, Expression E>
 auto extremum(const E& e, const char* name, const char* hint, const char* backward_name, bool evenly) {
   using T = typename E::value_type;
   check_nonempty(e, name, hint);
-  auto out = scalar_tensor<T>(T(reduce_all<R, acc_t<T>>(e)), expr_device(e));
+  auto out = reduced_to_tensor<T, R, acc_t<T>>(e);
   record_op<autograd::tag::Extremum>(out, e, Shape{}, backward_name, evenly);
   return out;
 }

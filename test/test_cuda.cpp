@@ -562,15 +562,32 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
     CHECK_THROWS_WITH_AS(cat({da, a}, 0), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", Error);
   }
   SUBCASE("full reductions: 0-d tensors on the device") {
+    // 2048 + 32 ones in half: summed in float (2080), then converted; sums
+    // rounded to half at each step would stay at 2048.
+    const auto halves = Tensor<tsr::half>(cast<tsr::half>(cat({full<float>({1}, 2048.f), ones<float>({32})})))
+                            .to(tsr::cuda(0));
+    // Computed and kept on the device: no copy to the host and back.
+    const auto copy_count = [] { return tsr::detail::cuda::tensor_backend().copy_count(); };
+    const std::size_t copies = copy_count();
     const Tensor<float> s = sum(da * db + 1.f);
-    CHECK(s.device() == Device(tsr::cuda(0)));
+    const Tensor<float> average = mean(da), product = prod(db), largest = amax(da - db), smallest = min(da.t());
+    const Tensor<int64_t> positives = sum(da > 0.f);  // bool sums are int64
+    const Tensor<double> double_average = mean(cast<double>(da));
+    const Tensor<tsr::half> half_sum = sum(halves), half_average = mean(halves);
+    CHECK(copy_count() == copies);
+    for (const Device d : {s.device(), average.device(), product.device(), largest.device(), smallest.device(),
+                           positives.device(), double_average.device(), half_sum.device(), half_average.device()})
+      CHECK(d == Device(tsr::cuda(0)));
     CHECK(s.dim() == 0);
     CHECK(s.item() == sum(a * b + 1.f).item());
-    CHECK(mean(da).item() == mean(a).item());
-    CHECK(prod(db).item() == 24.f);
-    CHECK(amax(da - db).item() == amax(a - b).item());
-    CHECK(min(da.t()).item() == -6.f);
-    CHECK(sum(da > 0.f).item() == 5);  // bool sums are int64
+    CHECK(average.item() == mean(a).item());
+    CHECK(product.item() == 24.f);
+    CHECK(largest.item() == amax(a - b).item());
+    CHECK(smallest.item() == -6.f);
+    CHECK(positives.item() == 5);
+    CHECK(double_average.item() == mean(cast<double>(a)).item());
+    CHECK(float(half_sum.item()) == 2080.f);
+    CHECK(float(half_average.item()) == float(tsr::half(2080.f / 33.f)));
     CHECK(equal(da, da.clone()));
     CHECK_FALSE(equal(da, da + 1.f));
     CHECK(allclose(da, da + 1e-9f));

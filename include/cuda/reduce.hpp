@@ -14,7 +14,7 @@
 // neighbouring outputs' columns), or every slices-th column of the reduced
 // rows otherwise (neighbouring threads read neighbouring columns): either
 // way a warp's loads are coalesced. A full reduction is a reduction over
-// every dim into one element, copied to the host.
+// every dim into one element, a 0-d tensor that stays on the device.
 #pragma once
 #include <algorithm>
 #include <type_traits>
@@ -176,15 +176,26 @@ void reduce_dims_into(const Tensor<A>& out, const E& e, const tsr::detail::Reduc
   reduce_dims_into<R, A>(out, partial, over_slices);
 }
 
-// Every element of e combined by R in type A (R's identity when e is empty).
+// Every element of e combined by R in type A (R's identity when e is
+// empty), as a 0-d tensor on e's device.
+template <class R, class A, class E>
+Tensor<A> reduce_elements_on_device(const E& e) {
+  Tensor<A> out = Tensor<A>::allocate(Shape{}, tsr::detail::expr_device(e));
+  if (e.numel() == 0) {
+    out.fill_(R::template identity<A>());
+    return out;
+  }
+  tsr::detail::ReducePlan rp = tsr::detail::make_reduce_plan(e, tsr::detail::reduce_mask({}, e.dim()));
+  rp.plan.on_device = true;
+  reduce_dims_into<R, A>(out, e, rp);
+  return out;
+}
+
+// The same value on the host.
 template <class R, class A, class E>
 A reduce_elements(const E& e) {
   if (e.numel() == 0) return R::template identity<A>();
-  tsr::detail::ReducePlan rp = tsr::detail::make_reduce_plan(e, tsr::detail::reduce_mask({}, e.dim()));
-  rp.plan.on_device = true;
-  const Tensor<A> out = Tensor<A>::allocate(Shape{}, tsr::detail::expr_device(e));
-  reduce_dims_into<R, A>(out, e, rp);
-  return out.item();
+  return reduce_elements_on_device<R, A>(e).item();
 }
 
 // ----- max/min over a dimension, with indices ---------------------------------

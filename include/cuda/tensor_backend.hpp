@@ -10,6 +10,7 @@
 // device code path, device indices and out-of-memory errors are exercised
 // on machines without a GPU.
 #pragma once
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -86,17 +87,21 @@ class TensorBackend final : public DeviceBackend {
   }
   void deallocate(int device, void* ptr) override { allocators_[device]->deallocate(ptr); }
   void copy(int device, void* dst, const void* src, std::size_t nbytes, Copy kind) override {
+    copies_.fetch_add(1, std::memory_order_relaxed);
     copy_bytes(device, dst, src, nbytes, kind);
   }
   void* allocate_pinned(std::size_t nbytes) override { return pinned_.allocate(nbytes); }
   void deallocate_pinned(void* ptr) override { pinned_.deallocate(ptr); }
   void copy_async(int device, void* dst, const void* src, std::size_t nbytes, Copy kind,
                   void* pinned_block) override {
+    copies_.fetch_add(1, std::memory_order_relaxed);
     queue_copy(device, dst, src, nbytes, kind);
     pinned_.record_use(pinned_block, device, current_stream_slot(device));
   }
   // The pinned host memory's cache (for tests).
   PinnedAllocator& pinned_allocator() { return pinned_; }
+  // Copies made so far, to, from or within devices (for tests).
+  std::size_t copy_count() const { return copies_.load(std::memory_order_relaxed); }
   void synchronize() override {
     for (int d = 0; d < count_; ++d) synchronize_device(d);
   }
@@ -119,6 +124,7 @@ class TensorBackend final : public DeviceBackend {
   static std::size_t current(const StatArray& stat) { return static_cast<std::size_t>(stat[kAllPools].current); }
 
   int count_;
+  std::atomic<std::size_t> copies_{0};
   std::vector<std::unique_ptr<DeviceMemory>> memory_;
   std::vector<std::unique_ptr<CachingAllocator>> allocators_;
   PinnedAllocator pinned_{pinned_source(), memory_};  // after memory_, whose devices record its events
