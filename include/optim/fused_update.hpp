@@ -121,19 +121,25 @@ void fused_update_on_cpu(const Step& step, const Operands& operands) {
 
   // `count` elements at i of every operand, a whole batch or (Whole false)
   // the tail on padded copies: load, step, store the written ones.
-  auto batch_at = [&]<bool Whole>(std::bool_constant<Whole>, int64_t i, int64_t count) {
+  auto batch_at = []<bool Whole>(std::bool_constant<Whole>, const Step& s, const auto& ptrs, int64_t i, int64_t count) {
     std::apply(
         [&](auto*... p) {
           auto batches = std::make_tuple(load_batch<Whole, B>(p + i, count)...);
-          std::apply([&](auto&... b) { step(as_operand<decltype(p)>(b)...); }, batches);
+          std::apply([&](auto&... b) { s(as_operand<decltype(p)>(b)...); }, batches);
           store_written<Whole>(batches, std::make_tuple(p...), i, count);
         },
-        pointers);
+        ptrs);
   };
   auto run = [&](int64_t begin, int64_t end) {
+    // Copies of the step and the pointers, local to this loop: the stores
+    // through the pointers cannot change them, so they stay in registers and
+    // the step's tests of its options are made once, outside the loop.
+    // (Read through references, every batch loaded them again.)
+    const Step s = step;
+    const auto ptrs = pointers;
     int64_t i = begin;
-    for (; i + kLanes <= end; i += kLanes) batch_at(std::true_type{}, i, kLanes);
-    if (i < end) batch_at(std::false_type{}, i, end - i);
+    for (; i + kLanes <= end; i += kLanes) batch_at(std::true_type{}, s, ptrs, i, kLanes);
+    if (i < end) batch_at(std::false_type{}, s, ptrs, i, end - i);
   };
 
   // Threads only where a chunk is large enough to pay for waking them;
