@@ -4,6 +4,7 @@
 #include <tessera.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -125,31 +126,54 @@ inline void keep(const T& v) {
   asm volatile("" : : "g"(&v) : "memory");
 }
 
-// Milliseconds per step of both, measured in turns of `block` steps each
-// (the median over turns of a turn's mean): a side's first step in a turn
-// may share the cores with the other side's threads, which spin for a while
-// after their last job (libtorch's OpenMP team, tessera's pool).
-template <class Ours, class Theirs>
-std::pair<double, double> in_turns(int turns, int block, Ours&& ours, Theirs&& theirs) {
-  std::vector<double> a, b;
+// Milliseconds per step of each side, measured in turns of `block` steps
+// each (the median over turns of a turn's mean): a side's first step in a
+// turn may share the cores with the previous side's threads, which spin for
+// a while after their last job (libtorch's OpenMP team, tessera's pool),
+// and finds less of its data in cache when the previous side moved more.
+// So the turns take the sides in every order in turn, and each side follows
+// each other about equally often. The sides are tessera's first and
+// libtorch's last, with any reference between them.
+template <class... Sides>
+std::array<double, sizeof...(Sides)> in_turns(int turns, int block, Sides&&... sides) {
+  constexpr std::size_t kSides = sizeof...(Sides);
+  std::array<std::vector<double>, kSides> times;
   auto time_block = [block](auto& f) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < block; ++i) f();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / block;
   };
-  // BENCH_ONLY=tessera or libtorch runs one side alone (a check that the
-  // turns do not slow either down).
+  // BENCH_ONLY=tessera or libtorch runs that side alone (a check that the
+  // turns do not slow either down); the others report 0.
   const char* only = std::getenv("BENCH_ONLY");
-  const bool run_ours = !only || std::string(only) == "tessera", run_theirs = !only || std::string(only) == "libtorch";
-  if (run_ours) ours();
-  if (run_theirs) theirs();
+  const auto runs = [only](std::size_t k) {
+    return !only || (std::string(only) == "tessera" && k == 0) || (std::string(only) == "libtorch" && k == kSides - 1);
+  };
+  // Side k: run once (the warm-up) or timed.
+  auto side = [&](std::size_t k, bool timed) {
+    std::size_t i = 0;
+    auto one = [&](auto& f) {
+      if (i++ != k) return;
+      if (!timed) {
+        if (runs(k)) f();
+      } else {
+        times[k].push_back(runs(k) ? time_block(f) : 0.0);
+      }
+    };
+    (one(sides), ...);
+  };
+  std::array<std::size_t, kSides> order;
+  for (std::size_t k = 0; k < kSides; ++k) side(order[k] = k, false);
   for (int r = 0; r < turns; ++r) {
-    a.push_back(run_ours ? time_block(ours) : 0.0);
-    b.push_back(run_theirs ? time_block(theirs) : 0.0);
+    for (const std::size_t k : order) side(k, true);
+    std::next_permutation(order.begin(), order.end());
   }
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  return {a[a.size() / 2], b[b.size() / 2]};
+  std::array<double, kSides> medians{};
+  for (std::size_t k = 0; k < kSides; ++k) {
+    std::sort(times[k].begin(), times[k].end());
+    medians[k] = times[k][times[k].size() / 2];
+  }
+  return medians;
 }
 
 }  // namespace bench
