@@ -226,7 +226,7 @@ Tensor<T> scalar_tensor(T v, Device device = kCPU) {
 // What a full reduction does with its value before it becomes the result.
 struct KeepValue {
   template <class V>
-  const V& operator()(const V& v) const { return v; }
+  V operator()(V v) const { return v; }
 };
 
 // Every element of e combined by R in type A, then finish(value) converted

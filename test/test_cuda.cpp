@@ -574,6 +574,7 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
     const Tensor<int64_t> positives = sum(da > 0.f);  // bool sums are int64
     const Tensor<double> double_average = mean(cast<double>(da));
     const Tensor<tsr::half> half_sum = sum(halves), half_average = mean(halves);
+    const Tensor<float> empty_sum = sum(da.slice(0, 0, 0)), empty_product = prod(da.slice(0, 0, 0));
     CHECK(copy_count() == copies);
     for (const Device d : {s.device(), average.device(), product.device(), largest.device(), smallest.device(),
                            positives.device(), double_average.device(), half_sum.device(), half_average.device()})
@@ -588,6 +589,9 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
     CHECK(double_average.item() == mean(cast<double>(a)).item());
     CHECK(float(half_sum.item()) == 2080.f);
     CHECK(float(half_average.item()) == float(tsr::half(2080.f / 33.f)));
+    CHECK(empty_sum.device() == Device(tsr::cuda(0)));
+    CHECK(empty_sum.item() == 0.f);  // the reducers' identities
+    CHECK(empty_product.item() == 1.f);
     CHECK(equal(da, da.clone()));
     CHECK_FALSE(equal(da, da + 1.f));
     CHECK(allclose(da, da + 1e-9f));
