@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -149,23 +150,14 @@ std::array<double, sizeof...(Sides)> in_turns(int turns, int block, Sides&&... s
   const auto runs = [only](std::size_t k) {
     return !only || (std::string(only) == "tessera" && k == 0) || (std::string(only) == "libtorch" && k == kSides - 1);
   };
-  // Side k: run once (the warm-up) or timed.
-  auto side = [&](std::size_t k, bool timed) {
-    std::size_t i = 0;
-    auto one = [&](auto& f) {
-      if (i++ != k) return;
-      if (!timed) {
-        if (runs(k)) f();
-      } else {
-        times[k].push_back(runs(k) ? time_block(f) : 0.0);
-      }
-    };
-    (one(sides), ...);
-  };
+  const std::array<std::function<void()>, kSides> side{std::ref(sides)...};
   std::array<std::size_t, kSides> order;
-  for (std::size_t k = 0; k < kSides; ++k) side(order[k] = k, false);
+  for (std::size_t k = 0; k < kSides; ++k) {
+    order[k] = k;
+    if (runs(k)) side[k]();  // warm-up
+  }
   for (int r = 0; r < turns; ++r) {
-    for (const std::size_t k : order) side(k, true);
+    for (const std::size_t k : order) times[k].push_back(runs(k) ? time_block(side[k]) : 0.0);
     std::next_permutation(order.begin(), order.end());
   }
   std::array<double, kSides> medians{};

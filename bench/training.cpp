@@ -84,7 +84,7 @@ void checkpoints() {
 // both sides' times; libtorch's moves the buffer three more times (mul_,
 // add_, and the parameter's add_ reads it again).
 void sgd_momentum_by_hand(float* p, const float* g, float* buf, int64_t n) {
-  constexpr int64_t kChunk = 1 << 15;
+  constexpr int64_t kChunk = tsr::detail::kUpdateChunk;
   tsr::detail::ThreadPool::instance().parallel_for((n + kChunk - 1) / kChunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin * kChunk, last = std::min(n, end * kChunk); i < last; ++i) {
       buf[i] = 0.9f * buf[i] + g[i];

@@ -9,6 +9,7 @@
 // who computes which group, so results are bitwise identical for every
 // thread count.
 #pragma once
+#include <functional>
 #include <limits>
 
 #include "eval.hpp"
@@ -223,26 +224,20 @@ Tensor<T> scalar_tensor(T v, Device device = kCPU) {
   return device.is_cpu() ? t : t.to(device);
 }
 
-// What a full reduction does with its value before it becomes the result.
-struct KeepValue {
-  template <class V>
-  V operator()(V v) const { return v; }
-};
-
 // Every element of e combined by R in type A, then finish(value) converted
 // to Out, as a 0-d tensor on e's device. finish takes the value (on the
 // CPU) or the 0-d tensor that holds it (on a device, as an expression). A
 // device's result stays there: reading it to the host and copying it back
 // would wait for the device, where PyTorch's reductions queue their work and
 // return.
-template <class Out, class R, class A, Expression E, class Finish = KeepValue>
+template <class Out, class R, class A, Expression E, class Finish = std::identity>
 Tensor<Out> reduced_to_tensor(const E& e, Finish finish = {}) {
   const Device device = expr_device(e);
   if (device.is_cpu()) return scalar_tensor<Out>(Out(finish(reduce_all<R, A>(e))));
   check_same_device(device, e);
   if constexpr (kCudaBackend) {
     Tensor<A> value = cuda::reduce_elements_on_device<R, A>(e);
-    if constexpr (std::is_same_v<Out, A> && std::is_same_v<Finish, KeepValue>) {
+    if constexpr (std::is_same_v<Out, A> && std::is_same_v<Finish, std::identity>) {
       return value;
     } else {
       const Tensor<Out> out = Tensor<Out>::allocate(Shape{}, device);

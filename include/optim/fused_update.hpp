@@ -110,8 +110,12 @@ void fused_update_on_device(Device device, const Step& step, const Operands&... 
   }
 }
 
+// The elements of a parameter that one thread updates at a time (a multiple
+// of every batch width).
+inline constexpr int64_t kUpdateChunk = int64_t(1) << 15;
+
 // The CPU's loop: batches of every operand (contiguous arrays), split among
-// the thread pool's threads where large.
+// the thread pool's threads in chunks of kUpdateChunk where large.
 template <class T, class Step, class Operands>
 void fused_update_on_cpu(const Step& step, const Operands& operands) {
   using B = xsimd::batch<T>;
@@ -142,14 +146,14 @@ void fused_update_on_cpu(const Step& step, const Operands& operands) {
     if (i < end) batch_at(std::false_type{}, s, ptrs, i, end - i);
   };
 
-  // Threads only where a chunk is large enough to pay for waking them;
-  // chunk boundaries are multiples of the batch width.
-  constexpr int64_t kChunk = 1 << 15;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  // Threads only where a chunk is large enough to pay for waking them.
+  const int64_t chunks = (n + kUpdateChunk - 1) / kUpdateChunk;
   if (chunks <= 2) {
     run(0, n);
   } else {
-    ThreadPool::instance().parallel_for(chunks, [&](int64_t b, int64_t e) { run(b * kChunk, std::min(n, e * kChunk)); });
+    ThreadPool::instance().parallel_for(chunks, [&](int64_t b, int64_t e) {
+      run(b * kUpdateChunk, std::min(n, e * kUpdateChunk));
+    });
   }
 }
 
