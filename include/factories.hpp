@@ -133,8 +133,11 @@ template <class T>
 Tensor<T> host_contiguous(const Tensor<T>& t) {
   return t.device().is_cpu() ? t.contiguous() : t.copy_to(kCPU);
 }
+// The two fills are never inlined: with the precompiled core they are the
+// library's copies (a factory's call would otherwise compile its generator
+// loop into every translation unit that makes a random tensor).
 template <class T>
-void fill_uniform(Tensor<T>& t, double from, double to, bool in_place) {
+[[gnu::noinline]] void fill_uniform(Tensor<T>& t, double from, double to, bool in_place) {
   static_assert(is_floating_v<T>, "uniform_ expects a floating point tensor");
   check(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   fill_sequential(t, in_place, [&](Generator& g) {
@@ -148,7 +151,7 @@ void fill_uniform(Tensor<T>& t, double from, double to, bool in_place) {
   });
 }
 template <class T>
-void fill_normal(Tensor<T>& t, double mean, double std, bool in_place) {
+[[gnu::noinline]] void fill_normal(Tensor<T>& t, double mean, double std, bool in_place) {
   static_assert(is_floating_v<T>, "normal_ expects a floating point tensor");
   check(std >= 0, "normal expects std >= 0.0, but found std ", std);
   fill_sequential(t, in_place, [&](Generator& g) { return convert<T>(g.normal() * std + mean); });

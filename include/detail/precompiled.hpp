@@ -88,6 +88,20 @@
   TSR_FULL_SUM(T, Tensor<T>)                                                                               \
   TSR_FULL_SUM(T, Binary<ops::Mul, Tensor<T>, Tensor<T>>)
 
+// A classifier's matches as T (cast<float>(argmax(logits, 1) == labels)),
+// evaluated and summed (their mean is the accuracy); one-hot targets are
+// written the same way.
+#define TSR_MATCHES(T)                                                                                     \
+  TSR_EVALUATED(T, Cast<T, Binary<ops::Eq, Tensor<int64_t>, Tensor<int64_t>>>)                             \
+  TSR_FULL_SUM(T, Cast<T, Binary<ops::Eq, Tensor<int64_t>, Tensor<int64_t>>>)
+
+// A hidden layer written by hand: an activation of an affine output,
+// relu(mm(x, w) + b), evaluated and recorded.
+#define TSR_ACTIVATED_SUMS(T)                                                                              \
+  TSR_EVALUATED_AND_RECORDED(T, Unary<ops::Relu, Binary<ops::Add, Tensor<T>, Tensor<T>>>)                  \
+  TSR_EVALUATED_AND_RECORDED(T, Unary<ops::Tanh, Binary<ops::Add, Tensor<T>, Tensor<T>>>)                  \
+  TSR_EVALUATED_AND_RECORDED(T, Unary<ops::Sigmoid, Binary<ops::Add, Tensor<T>, Tensor<T>>>)
+
 // The update of a hand-written gradient descent step, p -= lr * g.
 #define TSR_DESCENT_STEP(T)                                                                                \
   TSR_EVALUATED(T, Binary<ops::Sub, Tensor<T>, Binary<ops::Mul, ScalarLeaf<T>, Tensor<T>>>)                \
@@ -162,12 +176,15 @@
   TSR_WRITTEN_IN_PLACE(T, Tensor<T>)                                                                       \
   TSR_EVALUATED_AND_RECORDED(T, Binary<ops::Add, Tensor<T>, Tensor<T>>)
 
-// Per floating type: the runtime, and the arithmetic and full sums,
-// evaluated and recorded.
+// Per floating type: the runtime, the arithmetic and full sums, evaluated
+// and recorded, the random fills (rand, randn, uniform_, normal_), and the
+// hidden layers and accuracy of hand-written models.
 #define TSR_PRECOMPILED_FLOATING(T)                                                                        \
   TSR_PRECOMPILED_AUTOGRAD_RUNTIME(T)                                                                      \
   namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
+  TSR_INSTANCE void fill_uniform<T>(Tensor<T>&, double, double, bool);                                     \
+  TSR_INSTANCE void fill_normal<T>(Tensor<T>&, double, double, bool);                                      \
   }                                                                                                        \
   TSR_RECORDED_OP(T, Ternary<ops::Where, Tensor<bool>, Tensor<T>, ScalarLeaf<T>>)                          \
   TSR_RECORDED_UNARY_OPS(T)                                                                                \
@@ -185,7 +202,9 @@
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Mul)                                                     \
   TSR_OPERAND_FORMS(TSR_WRITTEN_IN_PLACE, T, ops::Div)                                                     \
   TSR_PRECOMPILED_FULL_SUM(T)                                                                              \
-  TSR_DESCENT_STEP(T)
+  TSR_DESCENT_STEP(T)                                                                                      \
+  TSR_ACTIVATED_SUMS(T)                                                                                    \
+  TSR_MATCHES(T)
 
 // Per floating type: the ops over tensors (not fused into expressions) that
 // training programs use, with their nodes: matrix products, softmax and
@@ -237,6 +256,8 @@ TSR_PRECOMPILED_INTEGER(int64_t)
 #undef TSR_PRECOMPILED_FULL_SUM
 #undef TSR_FULL_SUM
 #undef TSR_DESCENT_STEP
+#undef TSR_ACTIVATED_SUMS
+#undef TSR_MATCHES
 #undef TSR_OPERAND_FORMS
 #undef TSR_RECORDED_OP
 #undef TSR_RECORDED_UNARY_OPS
