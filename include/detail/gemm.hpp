@@ -328,7 +328,7 @@ template <class T, bool kPackedB, int64_t kRows>
   };
   // Two k steps per iteration where vectors are 256 bits wide: the 6 x 16
   // tile's step is 12 multiply-adds, and the loop's own counting and branch
-  // beside them cost an AVX2 build 4-5% of a square product's speed on an
+  // beside them cost an AVX2 build 3-6% of a square product's speed on an
   // AVX-512 Xeon. With AVX-512 the step is twice as long and unrolling
   // changed nothing measurable, so it stays one step (and half the code).
   int64_t k = 0;
