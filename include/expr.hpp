@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "detail/convert.hpp"
+#include "detail/packet.hpp"
 #include "detail/plan.hpp"
 #include "dtype.hpp"
 #include "shape.hpp"
@@ -83,6 +84,12 @@ struct ScalarEval {
   T value;
   TSR_HOST_DEVICE void set_row(const int64_t*, int) {}
   TSR_HOST_DEVICE T operator[](int64_t) const { return value; }
+  // W values from column i on (the CUDA backend's vectorized path, for rows
+  // where every leaf is packet_ready).
+  template <int W>
+  TSR_HOST_DEVICE Packet<T, W> packet(int64_t) const { return packet_of<W>(value); }
+  template <int W>
+  bool packet_ready() const { return true; }
   template <class B>
   B batch(int64_t) const { return B(value); }
   template <class B>
@@ -213,15 +220,21 @@ struct UnaryEval {
   A a;
   TSR_OP_MEMBER Op op;
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { a.set_row(idx, nd); }
-  TSR_HOST_DEVICE Out operator[](int64_t i) const {
-    return convert<Out>(apply_op(op, convert<acc_t<In>>(a[i])));
+  // The op on one value of the operand (every scalar form below).
+  TSR_HOST_DEVICE Out apply_to(typename A::value_type x) const { return convert<Out>(apply_op(op, convert<acc_t<In>>(x))); }
+  TSR_HOST_DEVICE Out operator[](int64_t i) const { return apply_to(a[i]); }
+  template <int W>
+  TSR_HOST_DEVICE Packet<Out, W> packet(int64_t i) const {
+    return map_packets<W>([this](typename A::value_type x) { return apply_to(x); }, a.template packet<W>(i));
   }
+  template <int W>
+  bool packet_ready() const { return a.template packet_ready<W>(); }
   template <class B>
   [[gnu::always_inline]] B batch(int64_t i) const { return op(a.template batch<B>(i)); }
   template <class B>
   [[gnu::always_inline]] B batch_contig(int64_t i) const { return op(a.template batch_contig<B>(i)); }
   template <class X>
-  TSR_HOST_DEVICE Out at(X x) const { return convert<Out>(apply_op(op, convert<acc_t<In>>(a.at(x)))); }
+  TSR_HOST_DEVICE Out at(X x) const { return apply_to(a.at(x)); }
   template <class B, class X>
   B at_batch(X x) const {
     if constexpr (std::is_base_of_v<FloatOp, Op>) return pure_apply(op, a.template at_batch<B>(x));
@@ -244,17 +257,23 @@ struct BinaryEval {
     a.set_row(idx, nd);
     b.set_row(idx, nd);
   }
-  TSR_HOST_DEVICE Out operator[](int64_t i) const {
-    return convert<Out>(apply_op(op, convert<acc_t<In>>(a[i]), convert<acc_t<In>>(b[i])));
+  TSR_HOST_DEVICE Out apply_to(typename A::value_type x, typename B_::value_type y) const {
+    return convert<Out>(apply_op(op, convert<acc_t<In>>(x), convert<acc_t<In>>(y)));
   }
+  TSR_HOST_DEVICE Out operator[](int64_t i) const { return apply_to(a[i], b[i]); }
+  template <int W>
+  TSR_HOST_DEVICE Packet<Out, W> packet(int64_t i) const {
+    return map_packets<W>([this](typename A::value_type x, typename B_::value_type y) { return apply_to(x, y); },
+                          a.template packet<W>(i), b.template packet<W>(i));
+  }
+  template <int W>
+  bool packet_ready() const { return a.template packet_ready<W>() && b.template packet_ready<W>(); }
   template <class V>
   [[gnu::always_inline]] V batch(int64_t i) const { return op(a.template batch<V>(i), b.template batch<V>(i)); }
   template <class V>
   [[gnu::always_inline]] V batch_contig(int64_t i) const { return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i)); }
   template <class X>
-  TSR_HOST_DEVICE Out at(X x) const {
-    return convert<Out>(apply_op(op, convert<acc_t<In>>(a.at(x)), convert<acc_t<In>>(b.at(x))));
-  }
+  TSR_HOST_DEVICE Out at(X x) const { return apply_to(a.at(x), b.at(x)); }
   template <class V, class X>
   V at_batch(X x) const { return op(a.template at_batch<V>(x), b.template at_batch<V>(x)); }
   bool unit_inner() const { return a.unit_inner() && b.unit_inner(); }
@@ -281,8 +300,19 @@ struct TernaryEval {
     b.set_row(idx, nd);
     c.set_row(idx, nd);
   }
-  TSR_HOST_DEVICE Out operator[](int64_t i) const {
-    return convert<Out>(apply_op(op, convert<acc_t<TA>>(a[i]), convert<acc_t<TB>>(b[i]), convert<acc_t<TC>>(c[i])));
+  TSR_HOST_DEVICE Out apply_to(typename A::value_type x, typename B_::value_type y, typename C::value_type z) const {
+    return convert<Out>(apply_op(op, convert<acc_t<TA>>(x), convert<acc_t<TB>>(y), convert<acc_t<TC>>(z)));
+  }
+  TSR_HOST_DEVICE Out operator[](int64_t i) const { return apply_to(a[i], b[i], c[i]); }
+  template <int W>
+  TSR_HOST_DEVICE Packet<Out, W> packet(int64_t i) const {
+    return map_packets<W>([this](typename A::value_type x, typename B_::value_type y,
+                                 typename C::value_type z) { return apply_to(x, y, z); },
+                          a.template packet<W>(i), b.template packet<W>(i), c.template packet<W>(i));
+  }
+  template <int W>
+  bool packet_ready() const {
+    return a.template packet_ready<W>() && b.template packet_ready<W>() && c.template packet_ready<W>();
   }
   template <class V>
   [[gnu::always_inline]] V batch(int64_t i) const {
@@ -293,10 +323,7 @@ struct TernaryEval {
     return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i), c.template batch_contig<V>(i));
   }
   template <class X>
-  TSR_HOST_DEVICE Out at(X x) const {
-    return convert<Out>(
-        apply_op(op, convert<acc_t<TA>>(a.at(x)), convert<acc_t<TB>>(b.at(x)), convert<acc_t<TC>>(c.at(x))));
-  }
+  TSR_HOST_DEVICE Out at(X x) const { return apply_to(a.at(x), b.at(x), c.at(x)); }
   template <class V, class X>
   V at_batch(X x) const {
     return op(a.template at_batch<V>(x), b.template at_batch<V>(x), c.template at_batch<V>(x));
@@ -315,6 +342,12 @@ struct CastEval {
   A a;
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { a.set_row(idx, nd); }
   TSR_HOST_DEVICE U operator[](int64_t i) const { return convert<U>(a[i]); }
+  template <int W>
+  TSR_HOST_DEVICE Packet<U, W> packet(int64_t i) const {
+    return map_packets<W>([](typename A::value_type x) { return convert<U>(x); }, a.template packet<W>(i));
+  }
+  template <int W>
+  bool packet_ready() const { return a.template packet_ready<W>(); }
   template <class B>
   [[gnu::always_inline]] B batch(int64_t i) const { return a.template batch<B>(i); }
   template <class B>

@@ -67,11 +67,30 @@ struct TensorEval {
   int64_t st[kMaxEvalDims];
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) {
     int64_t off = 0;
+#if defined(__CUDA_ARCH__)
+    // Every dim named at compile time (config.hpp, TSR_DEVICE_UNROLL).
+    TSR_DEVICE_UNROLL for (int k = 0; k < kMaxEvalDims; ++k) {
+      if (k >= nd) continue;
+      off += idx[k] * st[k];
+      inner = st[k];  // the last dim's, in the end
+    }
+#else
     for (int k = 0; k < nd; ++k) off += idx[k] * st[k];
-    ptr = base + off;
     inner = st[nd - 1];
+#endif
+    ptr = base + off;
   }
   TSR_HOST_DEVICE T operator[](int64_t i) const { return ptr[i * inner]; }
+  // W values from column i (a multiple of W) on: one vector load of the
+  // row when it is contiguous, the one value when it is broadcast.
+  template <int W>
+  TSR_HOST_DEVICE Packet<T, W> packet(int64_t i) const {
+    if (inner == 0) return packet_of<W>(*ptr);
+    return *reinterpret_cast<const Packet<T, W>*>(ptr + i);
+  }
+  // Whether packet<W> may read this row.
+  template <int W>
+  bool packet_ready() const { return inner == 0 || (inner == 1 && packet_aligned<T, W>(ptr)); }
   // A batch along the row: stride 1 loads, stride 0 broadcasts.
   template <class B>
   B batch(int64_t i) const {

@@ -419,6 +419,39 @@ TEST_CASE("device full reductions (Thrust, emulated on the CPU) give the CPU's")
   CHECK(reduce_elements<MaxReducer, float>(empty<float>({0})) == -std::numeric_limits<float>::infinity());
 }
 
+namespace {
+// A run of positions [first, last]; combining two runs is in order only when
+// the second starts where the first ends. A reduction whose combinations
+// are all in order ends with the whole run.
+struct Run {
+  int64_t first, last;
+  bool in_order;
+};
+struct RunReducer {
+  static Run combine(Run x, Run y) { return {x.first, y.last, x.in_order && y.in_order && x.last + 1 == y.first}; }
+};
+}  // namespace
+
+TEST_CASE("the device reductions' pairwise combiner combines every value once, in order") {
+  // Past 16 values (one block), 2048 (the pairwise levels) and in between,
+  // with a partial block at the end.
+  for (const int64_t n : {1, 15, 16, 17, 255, 2048, 2049, 4096 + 16 * 3 + 5, 40000}) {
+    tsr::detail::cuda::PairwiseCombiner<RunReducer, Run> acc;
+    for (int64_t i = 0; i < n; ++i) acc.push({i, i, true}, i);
+    const Run all = acc.finish({-1, -1, false});
+    CHECK(all.first == 0);
+    CHECK(all.last == n - 1);
+    CHECK(all.in_order);
+  }
+  tsr::detail::cuda::PairwiseCombiner<RunReducer, Run> none;
+  CHECK_FALSE(none.finish({-1, -1, false}).in_order);  // nothing pushed: the identity
+  // 10^5 tenths in float: pairwise within groups of 2048, so the error stays
+  // near float's epsilon (one running float sum gives 9998.56).
+  tsr::detail::cuda::PairwiseCombiner<tsr::detail::SumReducer, float> tenths;
+  for (int i = 0; i < 100000; ++i) tenths.push(0.1f, i);
+  CHECK(tenths.finish(0.f) == doctest::Approx(10000.0).epsilon(1e-5));
+}
+
 // ----- device tensors (the emulated build: two devices of host memory) -------
 
 namespace {
@@ -536,6 +569,27 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
     CHECK(same_as_cpu<int32_t>(cast<int32_t>(da * 3.f) % 4, cast<int32_t>(a * 3.f) % 4));
     CHECK(same_as_cpu<bool>(da >= db, a >= b));
   }
+  SUBCASE("contiguous rows in packets of 16 bytes, a last partial packet, and rows that cannot be") {
+    // 1003 values: 250 packets of 4 floats and 3 left; a broadcast 0-d
+    // operand; a double result of float operands (packets of 2); a bool
+    // result (packets of 16); half (packets of 8); a slice starting one
+    // element in (not aligned to 16 bytes: one element per thread).
+    const auto [u, du] = on_both(Tensor<float>(sin(arange<float>(0.f, 1003.f))));
+    const auto [v, dv] = on_both(Tensor<float>(cos(arange<float>(0.f, 1003.f)) * 3.f));
+    const auto [s, ds] = on_both(full<float>({}, 1.5f));
+    CHECK(same_as_cpu<float>(du * dv + exp(du) - 2.f, u * v + exp(u) - 2.f));
+    CHECK(same_as_cpu<float>(du * ds + dv, u * s + v));
+    CHECK(same_as_cpu<double>(cast<double>(du) * 0.25, cast<double>(u) * 0.25));
+    CHECK(same_as_cpu<bool>(du > dv, u > v));
+    CHECK(same_as_cpu<float>(where(du > 0.f, du, dv), where(u > 0.f, u, v)));
+    const auto [h, dh] = on_both(Tensor<tsr::half>(cast<tsr::half>(v.slice(0, 0, 37))));
+    CHECK(same_as_cpu<tsr::half>(dh * dh + 1.f, h * h + 1.f));
+    CHECK(same_as_cpu<float>(du.slice(0, 1, 1003) + dv.slice(0, 1, 1003), u.slice(0, 1, 1003) + v.slice(0, 1, 1003)));
+    Tensor<float> shifted = zeros<float>({1004}), dshifted = shifted.to(tsr::cuda(0));
+    shifted.slice(0, 1, 1004).copy_(u * 2.f);
+    dshifted.slice(0, 1, 1004).copy_(du * 2.f);
+    CHECK(dshifted.to_vector() == shifted.to_vector());
+  }
   SUBCASE("in place: operators, fill, copies into views, and overlapping copies through a temporary") {
     Tensor<float> x = a.clone(), dx = da.clone();
     CHECK(dx.device() == Device(tsr::cuda(0)));
@@ -621,6 +675,12 @@ TEST_CASE("device tensors: expressions run on the device and give the CPU's resu
     CHECK(same_as_cpu<float>(sum(dbig, {0}), sum(big, {0})));
     CHECK(same_as_cpu<float>(sum(dbig.t(), {1}), sum(big.t(), {1})));
     CHECK(same_as_cpu<float>(sum(dbig.view({5, 3000}), {1}), sum(big.view({5, 3000}), {1})));
+    // A kept inner dim after reduced dims that do not merge (a slice of the
+    // inner one): runs of positions that cross rows, with kept outer dims.
+    const auto [wide, dwide] =
+        on_both(Tensor<double>(remainder(arange<double>(0., 3. * 40 * 9 * 50), 11.)).view({3, 40, 9, 50}).slice(2, 1, 8));
+    CHECK(same_as_cpu<double>(sum(dwide, {1, 2}), sum(wide, {1, 2})));
+    CHECK(same_as_cpu<double>(amin(dwide * -1., {0, 1, 2}), amin(wide * -1., {0, 1, 2})));
     CHECK(same_as_cpu<float>(amax(dbig * 2.f - 1.f, {0}), amax(big * 2.f - 1.f, {0})));
     CHECK(same_as_cpu<int64_t>(sum(dbig > 3.f, {0}), sum(big > 3.f, {0})));
     CHECK(sum(dbig).item() == sum(big).item());

@@ -265,6 +265,12 @@ struct OneLeafEval {
   Fn fn;
   TSR_HOST_DEVICE void set_row(const int64_t* idx, int nd) { leaf.set_row(idx, nd); }
   TSR_HOST_DEVICE value_type operator[](int64_t i) const { return fn.at(leaf[i]); }
+  template <int W>
+  TSR_HOST_DEVICE Packet<value_type, W> packet(int64_t i) const {
+    return map_packets<W>([this](L x) { return fn.at(x); }, leaf.template packet<W>(i));
+  }
+  template <int W>
+  bool packet_ready() const { return leaf.template packet_ready<W>(); }
   template <class B>
   [[gnu::always_inline]] B batch(int64_t i) const { return fn.template at_batch<B>(leaf.template batch<B>(i)); }
   template <class B>

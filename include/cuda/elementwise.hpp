@@ -1,5 +1,6 @@
 // Elementwise evaluation on the device: the CPU's evaluator trees, one
-// thread per output element, launched through Thrust.
+// thread per output element (or per 16 bytes of a contiguous output),
+// launched through Thrust.
 //
 // The plan and the evaluators are the CPU's own (detail/plan.hpp,
 // detail/assign.hpp): trivially copyable trees of raw pointers and strides,
@@ -33,12 +34,13 @@ struct PlanIndex {
     for (int d = 0; d < ndim; ++d) sizes[d] = plan.sizes[d];
   }
   TSR_HOST_DEVICE int64_t place(int64_t k, int64_t* idx) const {
-    const int64_t col = k % sizes[ndim - 1];
-    int64_t row = k / sizes[ndim - 1];
-    idx[ndim - 1] = 0;
-    for (int d = ndim - 2; d >= 0; --d) {
-      idx[d] = row % sizes[d];
-      row /= sizes[d];
+    int64_t col = 0;
+    TSR_DEVICE_UNROLL for (int d = tsr::detail::kMaxEvalDims - 1; d >= 0; --d) {
+      if (d >= ndim) continue;
+      const int64_t at = k % sizes[d];
+      k /= sizes[d];
+      if (d == ndim - 1) col = at;
+      idx[d] = d == ndim - 1 ? 0 : at;
     }
     return col;
   }
@@ -71,6 +73,26 @@ struct WriteColumn {
   TSR_HOST_DEVICE void operator()(int64_t k) const { out[k * out_step] = tsr::detail::convert<T>(ev[k]); }
 };
 
+// Writes output elements [W t, W t + W) of a one-row evaluation whose
+// leaves are all packet_ready, and the output contiguous and aligned: one
+// vector load per contiguous leaf and one vector store (16 bytes of the
+// output's type). The last thread writes what is left one by one.
+template <class T, class Ev, int W>
+struct WritePackets {
+  Ev ev;
+  T* out;
+  int64_t n;
+  TSR_HOST_DEVICE void operator()(int64_t t) const {
+    const int64_t k = t * W;
+    if (k + W <= n) {
+      *reinterpret_cast<tsr::detail::Packet<T, W>*>(out + k) =
+          tsr::detail::map_packets<W>([](auto x) { return tsr::detail::convert<T>(x); }, ev.template packet<W>(k));
+      return;
+    }
+    for (int64_t j = k; j < n; ++j) out[j] = tsr::detail::convert<T>(ev[j]);
+  }
+};
+
 // Writes output element k of an evaluation along a plan.
 template <class T, class Ev>
 struct WriteElement {
@@ -98,7 +120,15 @@ void write_elements(const Tensor<T>& dst, const E& src, const tsr::detail::Plan&
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
   if (plan.ndim == 1) {
     const auto out = at_only_row(dst.evaluator(plan));
-    const WriteColumn<T, Ev> write{at_only_row(ev), const_cast<T*>(out.ptr), out.inner};
+    const Ev row = at_only_row(ev);
+    constexpr int W = tsr::detail::kPacketWidth<T>;
+    if constexpr (W > 1) {
+      if (out.inner == 1 && tsr::detail::packet_aligned<T, W>(out.ptr) && row.template packet_ready<W>()) {
+        const WritePackets<T, Ev, W> write{row, const_cast<T*>(out.ptr), n};
+        return for_each_index(dst.device().index, (n + W - 1) / W, write, "thrust::for_each_n (elementwise, packets)");
+      }
+    }
+    const WriteColumn<T, Ev> write{row, const_cast<T*>(out.ptr), out.inner};
     return for_each_index(dst.device().index, n, write, "thrust::for_each_n (elementwise, one row)");
   }
   const WriteElement<T, Ev> write{ev, dst.evaluator(plan), PlanIndex(plan)};

@@ -9,12 +9,18 @@
 // partial results are combined in slice order by the same reduction (cut
 // again while they are many). So the rounding error grows like the CPU's
 // cascaded sums, and the slicing, which depends on the shape alone, gives
-// the same result every run on every GPU. A slice is a run of the reduced
-// positions when the innermost dim is kept (neighbouring threads then read
-// neighbouring outputs' columns), or every slices-th column of the reduced
-// rows otherwise (neighbouring threads read neighbouring columns): either
-// way a warp's loads are coalesced. A full reduction is a reduction over
-// every dim into one element, a 0-d tensor that stays on the device.
+// the same result every run on every GPU.
+//
+// A thread reads its values along rows of the inner reduced dim, placing
+// the evaluator once per row. When the input's innermost dim is reduced, a
+// slice is every slices-th column of the reduced rows, and neighbouring
+// threads read neighbouring columns. When it is kept, the kept inner dim is
+// moved before the reduced dims (a column reduction becomes a row reduction
+// over a transposed plan): a slice is then a run of the reduced positions,
+// and neighbouring threads are neighbouring outputs, reading neighbouring
+// addresses at each step. Either way a warp's loads are coalesced. A full
+// reduction is a reduction over every dim into one element, a 0-d tensor
+// that stays on the device.
 #pragma once
 #include <algorithm>
 #include <type_traits>
@@ -26,11 +32,19 @@
 namespace tsr::detail::cuda {
 
 // Values pushed one by one, combined in blocks of kBlock, the blocks
-// pairwise.
+// pairwise up to groups of 2^(kLevels - 1) blocks, and those groups in
+// order. Every level is named at compile time (the loops over them are
+// unrolled), so the levels stay in registers: an array indexed at run time
+// lives in the thread's local memory, which the profile of the previous
+// version (64 levels, indexed by a loop) showed as a 1.5 KB stack per
+// thread and most of its stalls.
 template <class R, class A>
 struct PairwiseCombiner {
   static constexpr int kBlock = 16;
-  A partial[64];  // partial[k]: a group of 2^k blocks, while bit k of blocks is set
+  static constexpr int kLevels = 8;  // pairwise over the first 16 * 2^7 = 2048 values
+  // partial[k], k < kLevels - 1: a group of 2^k blocks while bit k of blocks
+  // is set; the last: the groups of 2^(kLevels - 1) blocks so far, combined.
+  A partial[kLevels];
   A block;
   int64_t blocks = 0;
   int in_block = 0;
@@ -39,102 +53,128 @@ struct PairwiseCombiner {
     block = in_block == 0 ? x : R::combine(block, x);
     if (++in_block < kBlock) return;
     in_block = 0;
-    int k = 0;
-    for (; blocks >> k & 1; ++k) block = R::combine(partial[k], block);
-    partial[k] = block;
+    bool carrying = true;  // a binary counter's carry over the levels
+    TSR_DEVICE_UNROLL for (int k = 0; k < kLevels - 1; ++k) {
+      if (!carrying) continue;
+      if (blocks >> k & 1) {
+        block = R::combine(partial[k], block);
+      } else {
+        partial[k] = block;
+        carrying = false;
+      }
+    }
+    constexpr int top = kLevels - 1;
+    if (carrying) partial[top] = blocks >> top ? R::combine(partial[top], block) : block;
     ++blocks;
   }
   // The combination of everything pushed (identity when nothing was).
   TSR_HOST_DEVICE A finish(A identity) const {
     bool any = in_block > 0;
     A result = any ? block : identity;
-    for (int k = 0; k < 64; ++k)
-      if (blocks >> k & 1) {
-        result = any ? R::combine(partial[k], result) : partial[k];
-        any = true;
-      }
+    TSR_DEVICE_UNROLL for (int k = 0; k < kLevels; ++k) {
+      const bool held = k < kLevels - 1 ? (blocks >> k & 1) != 0 : (blocks >> k) != 0;
+      if (!held) continue;
+      result = any ? R::combine(partial[k], result) : partial[k];
+      any = true;
+    }
     return result;
   }
 };
 
+// A reduction laid out as a row reduction (kept_inner false): when the
+// input's innermost dim is kept, it becomes the innermost kept-outer dim,
+// so that the rows of the inner reduced dim run along the reduced values.
+// The flat index of an output and of a reduced position are unchanged.
+inline tsr::detail::ReducePlan as_row_reduction(tsr::detail::ReducePlan rp) {
+  if (!rp.kept_inner) return rp;
+  tsr::detail::Plan& p = rp.plan;
+  std::rotate(p.sizes + rp.kept_outer, p.sizes + p.ndim - 1, p.sizes + p.ndim);
+  std::rotate(p.src + rp.kept_outer, p.src + p.ndim - 1, p.src + p.ndim);
+  ++rp.kept_outer;
+  rp.kept_inner = false;
+  return rp;
+}
+
+// Output j's reduced row `row` (flat over the outer reduced dims) of a row
+// reduction, as set_row takes it (the column entry 0), and the length of
+// the rows; every dim named at compile time (config.hpp, TSR_DEVICE_UNROLL).
+TSR_HOST_DEVICE inline int64_t place_reduced_row(const tsr::detail::ReducePlan& rp, int64_t j, int64_t row,
+                                                 int64_t* idx) {
+  const int nd = rp.plan.ndim;
+  int64_t row_len = 0;
+  TSR_DEVICE_UNROLL for (int k = tsr::detail::kMaxEvalDims - 1; k >= 0; --k) {
+    if (k >= nd) continue;
+    const int64_t size = rp.plan.sizes[k];
+    if (k == nd - 1) {
+      idx[k] = 0;
+      row_len = size;
+    } else if (k >= rp.kept_outer) {
+      idx[k] = row % size;
+      row /= size;
+    } else {
+      idx[k] = j % size;
+      j /= size;
+    }
+  }
+  return row_len;
+}
+
 // Pushes the values of slice s (of `slices`) reduced into output j to acc,
-// in order, with their positions along the reduced dims:
-// acc.push(value, position). With one slice, every value of output j.
+// in order, with their flat positions over the reduced dims:
+// acc.push(value, position). rp is a row reduction (as_row_reduction). A
+// slice is a run of positions (runs) or every slices-th column of each row;
+// with one slice, every value of output j.
 //
 // Values are read kLoadBatch at a time before any is combined, so that a
 // thread has that many loads in flight: combining each value as it arrives
 // left one, and the reductions latency-bound at a tenth of the bandwidth.
 // (The batch stays in registers only if its loops are unrolled.)
 inline constexpr int kLoadBatch = 16;
-#if defined(__CUDACC__)
-#define TSR_UNROLL _Pragma("unroll")
-#else
-#define TSR_UNROLL
-#endif
 template <class A, class Ev, class Acc>
 TSR_HOST_DEVICE void push_reduced(const Ev& ev, const tsr::detail::ReducePlan& rp, int64_t j, Acc& acc,
-                                  int64_t s = 0, int64_t slices = 1) {
+                                  int64_t s = 0, int64_t slices = 1, bool runs = false) {
   const int nd = rp.plan.ndim;
-  const int64_t inner = rp.inner_kept_size();
   int64_t idx[tsr::detail::kMaxEvalDims];
-  rp.set_outer(j / inner, idx);
-  A batch[kLoadBatch];
-  if (rp.kept_inner) {  // one value per reduced position, in the kept inner column; a run of them
-    const int64_t col = j % inner;
+  const int64_t row_len = place_reduced_row(rp, j, 0, idx);
+  if (row_len == 0) return;
+  int64_t first = s, stop = rp.count, step = slices;  // positions [first, stop) of the slice
+  if (runs) {
     const int64_t per_slice = rp.count / slices, longer = rp.count % slices;
-    const int64_t begin = s * per_slice + (s < longer ? s : longer);
-    const int64_t end = begin + per_slice + (s < longer ? 1 : 0);
-    idx[nd - 1] = 0;
-    if (begin < end) rp.set_reduced(begin, rp.reduced, idx);  // (a reduced dim may have size 0)
-    // The value at idx, then idx moved to the next reduced position (an
-    // odometer over the reduced dims: no division per value).
-    const auto read = [&] {
-      Ev placed = ev;
-      placed.set_row(idx, nd);
-      for (int k = rp.kept_outer + rp.reduced - 1; k >= rp.kept_outer && ++idx[k] == rp.plan.sizes[k]; --k) idx[k] = 0;
-      return tsr::detail::convert<A>(placed[col]);
-    };
-    int64_t r = begin;
-    for (; r + kLoadBatch <= end; r += kLoadBatch) {
-      TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) batch[i] = read();
-      TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) acc.push(batch[i], r + i);
+    first = s * per_slice + (s < longer ? s : longer);
+    stop = first + per_slice + (s < longer ? 1 : 0);
+    step = 1;
+  }
+  A batch[kLoadBatch];
+  for (int64_t row = first / row_len; row * row_len < stop; ++row) {
+    if (row != 0) place_reduced_row(rp, j, row, idx);
+    Ev placed = ev;
+    placed.set_row(idx, nd);
+    const int64_t at = row * row_len;
+    int64_t c = runs ? (first > at ? first - at : 0) : s;
+    const int64_t end = stop - at < row_len ? stop - at : row_len;
+    for (; c + (kLoadBatch - 1) * step < end; c += kLoadBatch * step) {
+      TSR_DEVICE_UNROLL for (int i = 0; i < kLoadBatch; ++i) batch[i] = tsr::detail::convert<A>(placed[c + i * step]);
+      TSR_DEVICE_UNROLL for (int i = 0; i < kLoadBatch; ++i) acc.push(batch[i], at + c + i * step);
     }
-    for (; r < end; ++r) acc.push(read(), r);
-  } else {  // rows of the inner reduced dim; every slices-th column of each
-    const int64_t row_len = rp.reduced_inner_size();
-    const int64_t rows = row_len == 0 ? 0 : rp.count / row_len;
-    for (int64_t r = 0; r < rows; ++r) {
-      rp.set_reduced(r, rp.reduced - 1, idx);
-      idx[nd - 1] = 0;
-      Ev placed = ev;
-      placed.set_row(idx, nd);
-      const int64_t at = r * row_len;
-      int64_t c = s;
-      for (; c + (kLoadBatch - 1) * slices < row_len; c += kLoadBatch * slices) {
-        TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) batch[i] = tsr::detail::convert<A>(placed[c + i * slices]);
-        TSR_UNROLL for (int i = 0; i < kLoadBatch; ++i) acc.push(batch[i], at + c + i * slices);
-      }
-      for (; c < row_len; c += slices) acc.push(tsr::detail::convert<A>(placed[c]), at + c);
-    }
+    for (; c < end; c += step) acc.push(tsr::detail::convert<A>(placed[c]), at + c);
   }
 }
 
 // How many slices each output's values are cut into: enough for about
-// kReduceThreads threads, each slice at least kMinSliceValues values, and
-// no more slices than the columns of a reduced row (slices of rows
-// interleave columns). From the shape alone, so that results do not
-// depend on the GPU.
+// kReduceThreads threads, each slice at least kMinSliceValues values, and,
+// when slices interleave the columns of a row, no more of them than its
+// columns. From the shape alone, so that results do not depend on the GPU.
 inline constexpr int64_t kReduceThreads = int64_t(1) << 18;
 inline constexpr int64_t kMinSliceValues = 32;
-inline int64_t reduce_slices(const tsr::detail::ReducePlan& rp) {
+inline int64_t reduce_slices(const tsr::detail::ReducePlan& rp, bool runs) {
   int64_t slices = std::min((kReduceThreads + rp.outputs - 1) / rp.outputs, rp.count / kMinSliceValues);
-  if (!rp.kept_inner) slices = std::min(slices, rp.reduced_inner_size());
+  if (!runs) slices = std::min(slices, rp.reduced_inner_size());
   return std::max<int64_t>(slices, 1);
 }
 
-// Combines slice t's values: t = s * outputs + j when the innermost dim is
-// kept, j * slices + s otherwise (neighbouring threads read neighbouring
-// columns), written to out[t].
+// Combines slice t's values, written to out[t]: t = s * outputs + j for
+// runs (neighbouring threads read neighbouring outputs), j * slices + s
+// otherwise (neighbouring threads read neighbouring columns).
 template <class R, class A, class Ev>
 struct ReduceSlice {
   Ev ev;
@@ -142,11 +182,12 @@ struct ReduceSlice {
   A* out;
   A identity;
   int64_t slices;
+  bool runs;
 
   TSR_HOST_DEVICE void operator()(int64_t t) const {
     PairwiseCombiner<R, A> acc;
-    if (rp.kept_inner) push_reduced<A>(ev, rp, t % rp.outputs, acc, t / rp.outputs, slices);
-    else push_reduced<A>(ev, rp, t / slices, acc, t % slices, slices);
+    if (runs) push_reduced<A>(ev, rp, t % rp.outputs, acc, t / rp.outputs, slices, true);
+    else push_reduced<A>(ev, rp, t / slices, acc, t % slices, slices, false);
     out[t] = acc.finish(identity);
   }
 };
@@ -156,22 +197,24 @@ struct ReduceSlice {
 template <class R, class A, class E>
 void reduce_dims_into(const Tensor<A>& out, const E& e, const tsr::detail::ReducePlan& rp) {
   if (rp.outputs == 0) return;
-  const auto ev = e.evaluator(rp.plan);
+  const bool runs = rp.kept_inner;
+  const tsr::detail::ReducePlan rows = as_row_reduction(rp);
+  const auto ev = e.evaluator(rows.plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
-  const int64_t slices = reduce_slices(rp);
+  const int64_t slices = reduce_slices(rows, runs);
   const int device = out.device().index;
   if (slices == 1) {
-    const ReduceSlice<R, A, Ev> reduce{ev, rp, out.device_data_ptr(), R::template identity<A>(), 1};
+    const ReduceSlice<R, A, Ev> reduce{ev, rows, out.device_data_ptr(), R::template identity<A>(), 1, false};
     return for_each_index(device, rp.outputs, reduce, "thrust::for_each_n (reduction over dims)");
   }
-  // The slices' results, slice-major when the innermost dim is kept, then
-  // combined over the slices' dim in order.
-  const Shape partial_shape = rp.kept_inner ? Shape{slices, rp.outputs} : Shape{rp.outputs, slices};
+  // The slices' results, slice-major for runs, then combined over the
+  // slices' dim in order.
+  const Shape partial_shape = runs ? Shape{slices, rp.outputs} : Shape{rp.outputs, slices};
   const Tensor<A> partial = Tensor<A>::allocate(partial_shape, out.device());
-  const ReduceSlice<R, A, Ev> reduce{ev, rp, partial.device_data_ptr(), R::template identity<A>(), slices};
+  const ReduceSlice<R, A, Ev> reduce{ev, rows, partial.device_data_ptr(), R::template identity<A>(), slices, runs};
   for_each_index(device, rp.outputs * slices, reduce, "thrust::for_each_n (reduction over dims, slices)");
-  tsr::detail::ReducePlan over_slices = tsr::detail::make_reduce_plan(partial, rp.kept_inner ? 1u : 2u);
+  tsr::detail::ReducePlan over_slices = tsr::detail::make_reduce_plan(partial, runs ? 1u : 2u);
   over_slices.plan.on_device = true;
   reduce_dims_into<R, A>(out, partial, over_slices);
 }
@@ -233,13 +276,13 @@ void index_reduce_into(const Tensor<T>& values, const Tensor<int64_t>& indices, 
                        const tsr::detail::ReducePlan& rp) {
   if (rp.outputs == 0) return;
   using A = tsr::acc_t<T>;
-  const auto ev = e.evaluator(rp.plan);
+  const tsr::detail::ReducePlan rows = as_row_reduction(rp);
+  const auto ev = e.evaluator(rows.plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable to run on the device");
-  const IndexReduceOutput<Max, T, A, Ev> reduce{ev, rp, values.device_data_ptr(), indices.device_data_ptr()};
+  const IndexReduceOutput<Max, T, A, Ev> reduce{ev, rows, values.device_data_ptr(), indices.device_data_ptr()};
   for_each_index(values.device().index, rp.outputs, reduce, "thrust::for_each_n (max/min over a dim)");
 }
 
 }  // namespace tsr::detail::cuda
 
-#undef TSR_UNROLL

@@ -10,6 +10,16 @@
 #define TSR_HOST_DEVICE
 #endif
 
+// Unrolls the loop that follows in device code. A loop over an evaluator's
+// dims, bounded by kMaxEvalDims and unrolled, names every array element at
+// compile time, so the arrays stay in registers and the kernel's parameters:
+// indexed at run time, they are copied to the thread's local memory.
+#if defined(__CUDA_ARCH__)
+#define TSR_DEVICE_UNROLL _Pragma("unroll")
+#else
+#define TSR_DEVICE_UNROLL
+#endif
+
 namespace tsr::detail {
 // Evaluators hold fixed arrays so that they stay trivially copyable; this is
 // the largest rank an expression may have after size-1 dimensions are dropped
