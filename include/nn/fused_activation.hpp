@@ -47,24 +47,31 @@ struct BiasActivation {
 // op(x + add) over count elements of stride cs, in full batches: a short
 // run goes through a padded batch, so every element is computed the way
 // the engine's vector path computes it.
+//
+// A host function: nvcc's device pass (where kCpuSimd is false, expr.hpp)
+// compiles no SIMD batch and never runs it, and the ops applied to batches
+// there drew nvcc's "calling a __host__ function from a __host__ __device__
+// function" warnings, so there its body is empty.
 template <class T, class Op>
 void activate_run(T* p, int64_t cs, int64_t count, const T* add) {
-  using B = xsimd::batch<T>;
-  constexpr int64_t W = static_cast<int64_t>(B::size);
-  const Op op{};
-  int64_t j = 0;
-  if (cs == 1)
-    for (; j + W <= count; j += W) {
-      B v = B::load_unaligned(p + j);
-      if (add) v = v + B(*add);
-      op(v).store_unaligned(p + j);
+  if constexpr (kCpuSimd) {
+    using B = xsimd::batch<T>;
+    constexpr int64_t W = static_cast<int64_t>(B::size);
+    const Op op{};
+    int64_t j = 0;
+    if (cs == 1)
+      for (; j + W <= count; j += W) {
+        B v = B::load_unaligned(p + j);
+        if (add) v = v + B(*add);
+        op(v).store_unaligned(p + j);
+      }
+    for (; j < count; j += W) {
+      alignas(64) T lane[W] = {};
+      const int64_t n = std::min(W, count - j);
+      for (int64_t q = 0; q < n; ++q) lane[q] = add ? p[(j + q) * cs] + *add : p[(j + q) * cs];
+      op(B::load_aligned(lane)).store_aligned(lane);
+      for (int64_t q = 0; q < n; ++q) p[(j + q) * cs] = lane[q];
     }
-  for (; j < count; j += W) {
-    alignas(64) T lane[W] = {};
-    const int64_t n = std::min(W, count - j);
-    for (int64_t q = 0; q < n; ++q) lane[q] = add ? p[(j + q) * cs] + *add : p[(j + q) * cs];
-    op(B::load_aligned(lane)).store_aligned(lane);
-    for (int64_t q = 0; q < n; ++q) p[(j + q) * cs] = lane[q];
   }
 }
 
