@@ -59,10 +59,12 @@ E with_overwritten_leaves_copied(const E& e, const Tensor<T>& dst,
   } else if constexpr (is_scalar_leaf<E>::value || !requires { e.a; }) {
     return e;  // a leaf, or backward's OneLeaf (written under no-grad only)
   } else {
+    // (void): the operands' assignments return references to [[nodiscard]]
+    // expression types, which nvcc warns about when they are dropped.
     E copy = e;
-    copy.a = with_overwritten_leaves_copied(e.a, dst, copies);
-    if constexpr (requires { e.b; }) copy.b = with_overwritten_leaves_copied(e.b, dst, copies);
-    if constexpr (requires { e.c; }) copy.c = with_overwritten_leaves_copied(e.c, dst, copies);
+    static_cast<void>(copy.a = with_overwritten_leaves_copied(e.a, dst, copies));
+    if constexpr (requires { e.b; }) static_cast<void>(copy.b = with_overwritten_leaves_copied(e.b, dst, copies));
+    if constexpr (requires { e.c; }) static_cast<void>(copy.c = with_overwritten_leaves_copied(e.c, dst, copies));
     return copy;
   }
 }

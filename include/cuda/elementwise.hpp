@@ -28,21 +28,16 @@ namespace tsr::detail::cuda {
 // column. Shared by the element writes and the reductions' element reads.
 struct PlanIndex {
   int ndim;
+  int64_t cols;  // the rows' length (the plan's last dim)
   int64_t sizes[tsr::detail::kMaxEvalDims];
 
-  explicit PlanIndex(const tsr::detail::Plan& plan) : ndim(plan.ndim) {
+  explicit PlanIndex(const tsr::detail::Plan& plan) : ndim(plan.ndim), cols(plan.inner_size()) {
     for (int d = 0; d < ndim; ++d) sizes[d] = plan.sizes[d];
   }
   TSR_HOST_DEVICE int64_t place(int64_t k, int64_t* idx) const {
-    int64_t col = 0;
-    TSR_DEVICE_UNROLL for (int d = tsr::detail::kMaxEvalDims - 1; d >= 0; --d) {
-      if (d >= ndim) continue;
-      const int64_t at = k % sizes[d];
-      k /= sizes[d];
-      if (d == ndim - 1) col = at;
-      idx[d] = d == ndim - 1 ? 0 : at;
-    }
-    return col;
+    TSR_DEVICE_UNROLL for (int d = 0; d < tsr::detail::kMaxEvalDims; ++d) idx[d] = 0;
+    tsr::detail::unflatten(k / cols, sizes, 0, ndim - 1, idx);
+    return k % cols;
   }
   // An evaluator placed at the row of idx.
   template <class Ev>

@@ -95,30 +95,6 @@ inline tsr::detail::ReducePlan as_row_reduction(tsr::detail::ReducePlan rp) {
   return rp;
 }
 
-// Output j's reduced row `row` (flat over the outer reduced dims) of a row
-// reduction, as set_row takes it (the column entry 0), and the length of
-// the rows; every dim named at compile time (config.hpp, TSR_DEVICE_UNROLL).
-TSR_HOST_DEVICE inline int64_t place_reduced_row(const tsr::detail::ReducePlan& rp, int64_t j, int64_t row,
-                                                 int64_t* idx) {
-  const int nd = rp.plan.ndim;
-  int64_t row_len = 0;
-  TSR_DEVICE_UNROLL for (int k = tsr::detail::kMaxEvalDims - 1; k >= 0; --k) {
-    if (k >= nd) continue;
-    const int64_t size = rp.plan.sizes[k];
-    if (k == nd - 1) {
-      idx[k] = 0;
-      row_len = size;
-    } else if (k >= rp.kept_outer) {
-      idx[k] = row % size;
-      row /= size;
-    } else {
-      idx[k] = j % size;
-      j /= size;
-    }
-  }
-  return row_len;
-}
-
 // Pushes the values of slice s (of `slices`) reduced into output j to acc,
 // in order, with their flat positions over the reduced dims:
 // acc.push(value, position). rp is a row reduction (as_row_reduction). A
@@ -134,9 +110,13 @@ template <class A, class Ev, class Acc>
 TSR_HOST_DEVICE void push_reduced(const Ev& ev, const tsr::detail::ReducePlan& rp, int64_t j, Acc& acc,
                                   int64_t s = 0, int64_t slices = 1, bool runs = false) {
   const int nd = rp.plan.ndim;
-  int64_t idx[tsr::detail::kMaxEvalDims];
-  const int64_t row_len = place_reduced_row(rp, j, 0, idx);
+  const int64_t row_len = rp.reduced_inner_size();
   if (row_len == 0) return;
+  // Output j's kept dims, then each row's outer reduced dims; the column
+  // entry stays 0, as set_row takes it.
+  int64_t idx[tsr::detail::kMaxEvalDims];
+  TSR_DEVICE_UNROLL for (int d = 0; d < tsr::detail::kMaxEvalDims; ++d) idx[d] = 0;
+  rp.set_outer(j, idx);
   int64_t first = s, stop = rp.count, step = slices;  // positions [first, stop) of the slice
   if (runs) {
     const int64_t per_slice = rp.count / slices, longer = rp.count % slices;
@@ -146,7 +126,7 @@ TSR_HOST_DEVICE void push_reduced(const Ev& ev, const tsr::detail::ReducePlan& r
   }
   A batch[kLoadBatch];
   for (int64_t row = first / row_len; row * row_len < stop; ++row) {
-    if (row != 0) place_reduced_row(rp, j, row, idx);
+    rp.set_reduced(row, rp.reduced - 1, idx);
     Ev placed = ev;
     placed.set_row(idx, nd);
     const int64_t at = row * row_len;

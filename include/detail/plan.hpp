@@ -16,6 +16,39 @@ inline void broadcast_strides(const Shape& sizes, const Strides& strides, std::s
   for (std::size_t i = 0; i < sizes.size(); ++i) r[lead + i] = sizes[i] == 1 ? 0 : strides[i];
 }
 
+// Writes flat position `flat` over dims [lo, hi) of `sizes` (the last dim
+// fastest) into idx[lo, hi), and returns what is left of it: the position
+// over the dims before lo. Every index decomposition of a plan goes through
+// here, host and device. On a device the loop runs over every possible dim,
+// unrolled, so each array element is named at compile time (config.hpp,
+// TSR_DEVICE_UNROLL); on the host it runs over [lo, hi) alone.
+TSR_HOST_DEVICE inline int64_t unflatten(int64_t flat, const int64_t* sizes, int lo, int hi, int64_t* idx) {
+#if defined(__CUDA_ARCH__)
+  constexpr bool every_dim = true;
+#else
+  constexpr bool every_dim = false;
+#endif
+  TSR_DEVICE_UNROLL for (int d = every_dim ? kMaxEvalDims - 1 : hi - 1; d >= (every_dim ? 0 : lo); --d) {
+    if (d < lo || d >= hi) continue;
+    idx[d] = flat % sizes[d];
+    flat /= sizes[d];
+  }
+  return flat;
+}
+
+// sizes[d]; on a device with every dim named at compile time, as above.
+TSR_HOST_DEVICE inline int64_t size_at(const int64_t* sizes, int d) {
+#if defined(__CUDA_ARCH__)
+  int64_t size = 0;
+  TSR_DEVICE_UNROLL for (int k = 0; k < kMaxEvalDims; ++k) {
+    if (k == d) size = sizes[k];
+  }
+  return size;
+#else
+  return sizes[d];
+#endif
+}
+
 struct Plan {
   int out_rank = 0;  // rank of the output shape the plan was made for
   int ndim = 1;
@@ -93,10 +126,7 @@ struct Plan {
   // Fills idx[0..ndim-1] for the start of row `row` at column `col`.
   void row_index(int64_t row, int64_t col, int64_t* idx) const {
     idx[ndim - 1] = col;
-    for (int k = ndim - 2; k >= 0; --k) {
-      idx[k] = row % sizes[k];
-      row /= sizes[k];
-    }
+    unflatten(row, sizes, 0, ndim - 1, idx);
   }
 };
 

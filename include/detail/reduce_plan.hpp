@@ -50,25 +50,17 @@ struct ReducePlan {
   int64_t outputs = 1;     // elements of the result
   int64_t count = 1;       // elements reduced into each of them
 
-  TSR_HOST_DEVICE int64_t inner_kept_size() const { return kept_inner ? plan.sizes[plan.ndim - 1] : 1; }
+  TSR_HOST_DEVICE int64_t inner_kept_size() const { return kept_inner ? size_at(plan.sizes, plan.ndim - 1) : 1; }
   int64_t outer_outputs() const { return outputs / inner_kept_size(); }
   // The inner reduced dim (an inner reduction's rows).
-  TSR_HOST_DEVICE int64_t reduced_inner_size() const { return plan.sizes[kept_outer + reduced - 1]; }
+  TSR_HOST_DEVICE int64_t reduced_inner_size() const { return size_at(plan.sizes, kept_outer + reduced - 1); }
 
   // Fills idx[0, kept_outer) from the flat index of a kept-outer position.
-  TSR_HOST_DEVICE void set_outer(int64_t o, int64_t* idx) const {
-    for (int k = kept_outer - 1; k >= 0; --k) {
-      idx[k] = o % plan.sizes[k];
-      o /= plan.sizes[k];
-    }
-  }
+  TSR_HOST_DEVICE void set_outer(int64_t o, int64_t* idx) const { unflatten(o, plan.sizes, 0, kept_outer, idx); }
   // Fills the reduced dims of idx from a flat index over the first `n` of
   // them (the outer reduced dims when n = reduced - 1).
   TSR_HOST_DEVICE void set_reduced(int64_t r, int n, int64_t* idx) const {
-    for (int k = kept_outer + n - 1; k >= kept_outer; --k) {
-      idx[k] = r % plan.sizes[k];
-      r /= plan.sizes[k];
-    }
+    unflatten(r, plan.sizes, kept_outer, kept_outer + n, idx);
   }
   // Points an evaluator at reduced row r (flat over all reduced dims) of
   // the position idx holds.
