@@ -91,7 +91,7 @@ std::tuple<Tensor<typename E::value_type>, Tensor<int64_t>> index_reduce_unrecor
   using T = typename E::value_type;
   dim = wrap_dim(dim, e.dim());
   if (e.dim() > 0)
-    check(e.sizes()[static_cast<std::size_t>(dim)] != 0, name, "(): Expected reduction dim ", dim,
+    check<IndexError>(e.sizes()[static_cast<std::size_t>(dim)] != 0, name, "(): Expected reduction dim ", dim,
           " to have non-zero size.");
   const Shape shape = reduced_shape(e.sizes(), e.dim() == 0 ? 0 : uint64_t{1} << dim, keepdim);
   const Device device = expr_device(e);
@@ -135,6 +135,7 @@ auto argmin(const E& e, int64_t dim, bool keepdim = false) {
 template <Expression E>
 auto argmax(const E& e) {
   static_assert(!std::is_same_v<typename E::value_type, bool>, "argmax: bool tensors are not supported, as in PyTorch");
+  detail::check_nonempty_for_index(e, "argmax");
   const NoGradGuard no_grad;  // the flattening view is not part of a graph
   const auto flat = detail::unrecorded_tensor(e).reshape({-1});
   return std::get<1>(detail::index_reduce_unrecorded<true>(flat, 0, false, "argmax"));
@@ -142,6 +143,7 @@ auto argmax(const E& e) {
 template <Expression E>
 auto argmin(const E& e) {
   static_assert(!std::is_same_v<typename E::value_type, bool>, "argmin: bool tensors are not supported, as in PyTorch");
+  detail::check_nonempty_for_index(e, "argmin");
   const NoGradGuard no_grad;  // the flattening view is not part of a graph
   const auto flat = detail::unrecorded_tensor(e).reshape({-1});
   return std::get<1>(detail::index_reduce_unrecorded<false>(flat, 0, false, "argmin"));

@@ -139,13 +139,17 @@ template <class A, class B> requires Operands<A, B>
 auto logical_xor(const A& a, const B& b) { return detail::make_binary<ops::Ne>(cast<bool>(detail::as_operand<B>(a)), cast<bool>(detail::as_operand<A>(b))); }
 
 // pow(x, y): tensor exponent, or a scalar exponent (PyTorch's fast paths).
+// An integer tensor to a negative integer scalar is refused, as PyTorch
+// does (with a tensor of exponents it gives 0, or +-1 for bases +-1).
 template <class A, class B> requires Operands<A, B>
 auto pow(const A& a, const B& b) {
   if constexpr (Expression<A> && Scalar<B>) {
-    if constexpr (std::is_floating_point_v<B> || !is_integral_v<typename A::value_type>)
+    if constexpr (std::is_floating_point_v<B> || !is_integral_v<typename A::value_type>) {
       return Unary<ops::PowScalar, A>(a, ops::PowScalar{{}, static_cast<double>(b)});
-    else
+    } else {
+      if constexpr (std::is_signed_v<B>) detail::check(b >= 0, "Integers to negative integer powers are not allowed.");
       return Unary<ops::PowIntScalar, A>(a, ops::PowIntScalar{{}, static_cast<int64_t>(b)});
+    }
   } else {
     return detail::make_binary<ops::Pow>(a, b);
   }

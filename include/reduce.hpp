@@ -249,13 +249,18 @@ Tensor<Out> reduced_to_tensor(const E& e, Finish finish = {}) {
   }
 }
 
-// PyTorch's error for reducing an empty tensor to one extremum; max/min add
-// a hint that amax/amin do not.
+// PyTorch's errors for reducing all of an empty tensor to one extremum: max,
+// min, amax and amin fail with a hint; argmax and argmin with an IndexError.
 template <class E>
-void check_nonempty(const E& e, const char* name, const char* hint = "") {
-  check(e.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.", hint);
+void check_nonempty(const E& e, const char* name) {
+  check(e.numel() > 0, name,
+        "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+        "'dim' argument.");
 }
-inline constexpr const char* kDimHint = " Specify the reduction dim with the 'dim' argument.";
+template <class E>
+void check_nonempty_for_index(const E& e, const char* name) {
+  check<IndexError>(e.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.");
+}
 
 }  // namespace detail
 
@@ -287,9 +292,9 @@ auto mean(const E& e) {
 }
 namespace detail {
 template <class R, Expression E>
-auto extremum(const E& e, const char* name, const char* hint, const char* backward_name, bool evenly) {
+auto extremum(const E& e, const char* name, const char* backward_name, bool evenly) {
   using T = typename E::value_type;
-  check_nonempty(e, name, hint);
+  check_nonempty(e, name);
   auto out = reduced_to_tensor<T, R, acc_t<T>>(e);
   record_op<autograd::tag::Extremum>(out, e, Shape{}, backward_name, evenly);
   return out;
@@ -297,14 +302,14 @@ auto extremum(const E& e, const char* name, const char* hint, const char* backwa
 }  // namespace detail
 
 template <Expression E>
-auto amax(const E& e) { return detail::extremum<detail::MaxReducer>(e, "amax", "", "AmaxBackward0", false); }
+auto amax(const E& e) { return detail::extremum<detail::MaxReducer>(e, "amax", "AmaxBackward0", false); }
 template <Expression E>
-auto amin(const E& e) { return detail::extremum<detail::MinReducer>(e, "amin", "", "AminBackward0", false); }
+auto amin(const E& e) { return detail::extremum<detail::MinReducer>(e, "amin", "AminBackward0", false); }
 // max(e) / min(e) over all elements (the forms with a dim come with reductions over dims).
 template <Expression E>
-auto max(const E& e) { return detail::extremum<detail::MaxReducer>(e, "max", detail::kDimHint, "MaxBackward1", true); }
+auto max(const E& e) { return detail::extremum<detail::MaxReducer>(e, "max", "MaxBackward1", true); }
 template <Expression E>
-auto min(const E& e) { return detail::extremum<detail::MinReducer>(e, "min", detail::kDimHint, "MinBackward1", true); }
+auto min(const E& e) { return detail::extremum<detail::MinReducer>(e, "min", "MinBackward1", true); }
 
 // True when every element of a and b (broadcast) satisfies
 // |a - b| <= atol + rtol * |b|; NaNs are never close (equal_nan = false).

@@ -271,8 +271,9 @@ int64_t first_empty_reduced_dim(const E& e, const Shape& dims) {
 }
 template <class E>
 void check_nonempty_dims(const E& e, const Shape& dims, const char* name) {
+  if (dims.empty()) return check_nonempty(e, name);  // all dims, as PyTorch reads an empty list
   const int64_t d = first_empty_reduced_dim(e, dims);
-  check(d < 0, name, "(): Expected reduction dim ", d, " to have non-zero size.");
+  check<IndexError>(d < 0, name, "(): Expected reduction dim ", d, " to have non-zero size.");
 }
 
 }  // namespace detail

@@ -57,6 +57,15 @@ auto std(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = f
   detail::record_op<autograd::tag::Var>(out, e, dims, correction, true);
   return out;
 }
+// Over all elements, with Bessel's correction (torch::var(x), torch::std(x)).
+template <Expression E>
+auto var(const E& e) {
+  return var(e, Shape{});
+}
+template <Expression E>
+auto std(const E& e) {
+  return tsr::std(e, Shape{});
+}
 
 namespace detail {
 template <class T, Expression E>

@@ -272,6 +272,17 @@ TEST_CASE("integer division by zero gives 0, never a crash") {
   CHECK((a % -1).to_vector() == std::vector<int64_t>{0, 0, 0});
 }
 
+TEST_CASE("integer tensors to negative integer powers: refused for a scalar exponent, as PyTorch") {
+  auto a = tensor<int32_t>({2, 1, -1});
+  CHECK_THROWS_WITH_AS(pow(a, -1), "Integers to negative integer powers are not allowed.", Error);
+  CHECK_THROWS_WITH_AS(pow(a, int64_t{-2}), "Integers to negative integer powers are not allowed.", Error);
+  CHECK(pow(a, 0).to_vector() == std::vector<int32_t>{1, 1, 1});
+  // A tensor of exponents is computed (torch.pow(tensor([2, 1, -1]), tensor([-1, -2, -3])): 0, 1, -1),
+  // and a floating exponent promotes (torch.pow(tensor([2]), -1.0): 0.5).
+  CHECK(pow(a, tensor<int32_t>({-1, -2, -3})).to_vector() == std::vector<int32_t>{0, 1, -1});
+  CHECK(pow(a, -1.0).to_vector() == std::vector<float>{0.5f, 1.f, -1.f});
+}
+
 TEST_CASE("scalar operands keep the tensor's category (result_type)") {
   Tensor<float> f = ones({2});
   Tensor<int64_t> l = ones<int64_t>({2});

@@ -57,7 +57,12 @@ TEST_CASE("result dtypes and empty inputs follow PyTorch") {
   CHECK(sum(e).item() == 0.f);
   CHECK(prod(e).item() == 1.f);
   CHECK(std::isnan(mean(e).item()));
-  CHECK_THROWS_WITH_AS(amax(e), "amax(): Expected reduction dim to be specified for input.numel() == 0.", Error);
+  CHECK_THROWS_WITH_AS(amax(e),
+                       "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                       "dim with the 'dim' argument.",
+                       Error);
+  CHECK_THROWS_WITH_AS(argmin(e), "argmin(): Expected reduction dim to be specified for input.numel() == 0.",
+                       IndexError);
   CHECK_THROWS_WITH_AS(max(e),
                        "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
                        "dim with the 'dim' argument.",

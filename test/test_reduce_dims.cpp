@@ -109,6 +109,13 @@ TEST_CASE("keepdim, negative dims, dtypes, method forms") {
   auto [v, at] = max(full({}, 2.f), 0);
   CHECK(v.item() == 2.f);
   CHECK(at.item() == 0);
+  // var and std of every element (torch.var(x), torch.std(x)): of 1, 2, 4,
+  // the mean is 7/3 and the squared deviations sum to 14/3, over N - 1 = 2.
+  const auto small = tensor<double>({1, 2, 4});
+  CHECK(var(small).item() == doctest::Approx(7.0 / 3).epsilon(1e-15));
+  CHECK(tsr::std(small).item() == doctest::Approx(std::sqrt(7.0 / 3)).epsilon(1e-15));
+  CHECK(var(small).dim() == 0);
+  CHECK(equal(var(x), var(x, {})));
 }
 
 TEST_CASE("NaN, inf, ties and large inputs follow PyTorch") {
@@ -137,10 +144,15 @@ TEST_CASE("empty inputs and bad dims give PyTorch's results and errors") {
   CHECK(logsumexp(e, {0}).to_vector()[0] == -INFINITY);
   CHECK(softmax(e, 0).sizes() == Shape{0, 3});
   CHECK(amax(e, {1}).sizes() == Shape{0});
-  CHECK_THROWS_WITH_AS(amax(e, {0}), "amax(): Expected reduction dim 0 to have non-zero size.", Error);
-  CHECK_THROWS_WITH_AS(amin(e, {0, 1}), "amin(): Expected reduction dim 0 to have non-zero size.", Error);
-  CHECK_THROWS_WITH_AS(max(e, 0), "max(): Expected reduction dim 0 to have non-zero size.", Error);
-  CHECK_THROWS_WITH_AS(argmax(e, 0), "argmax(): Expected reduction dim 0 to have non-zero size.", Error);
+  // IndexErrors in PyTorch; an empty list of dims is all of them.
+  CHECK_THROWS_WITH_AS(amax(e, {0}), "amax(): Expected reduction dim 0 to have non-zero size.", IndexError);
+  CHECK_THROWS_WITH_AS(amin(e, {0, 1}), "amin(): Expected reduction dim 0 to have non-zero size.", IndexError);
+  CHECK_THROWS_WITH_AS(max(e, 0), "max(): Expected reduction dim 0 to have non-zero size.", IndexError);
+  CHECK_THROWS_WITH_AS(argmax(e, 0), "argmax(): Expected reduction dim 0 to have non-zero size.", IndexError);
+  CHECK_THROWS_WITH_AS(amax(e, {}),
+                       "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                       "dim with the 'dim' argument.",
+                       Error);
   CHECK(norm(e, 2, {0}).to_vector() == std::vector<float>{0.f, 0.f, 0.f});
   CHECK(norm(e, INFINITY, {1}).sizes() == Shape{0});
   CHECK_THROWS_WITH_AS(norm(e, INFINITY, {0}),
