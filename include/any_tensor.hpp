@@ -78,12 +78,15 @@ class AnyTensor {
     type_error<T>();
   }
 
-  // A copy converted to U (a new tensor; the same handle when already U).
+  // A copy converted to U (a new tensor, outside autograd; the same handle
+  // when already U). Unrecorded: a recorded cast would compile a node type
+  // and its backward for every pair of element types, in every translation
+  // unit that converts, though a detached copy never runs them.
   template <class U>
   AnyTensor to() const {
     return visit([]<class T>(const Tensor<T>& t) -> AnyTensor {
       if constexpr (std::is_same_v<T, U>) return t;
-      else return Tensor<U>(cast<U>(t.detach()));
+      else return detail::materialize<U>(cast<U>(t));
     });
   }
   AnyTensor detach() const {

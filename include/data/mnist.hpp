@@ -25,8 +25,10 @@ class MNIST : public TensorDataset<float, int64_t> {
   // .map(transforms::Normalize<>(mean, stddev)) does per sample, done once).
   MNIST& normalize(double mean, double stddev) {
     tsr::detail::check(stddev > 0, "MNIST::normalize: stddev must be positive, got ", stddev);
-    Tensor<float> x = images();  // (a handle on the dataset's images)
-    x.copy_((x - float(mean)) / float(stddev));
+    const Tensor<float> x = images();  // (a handle on the dataset's images)
+    // Unrecorded (the images are data, never part of a graph): copy_ would
+    // compile its autograd history for the expression.
+    tsr::detail::assign(x, (x - float(mean)) / float(stddev), true);
     return *this;
   }
 

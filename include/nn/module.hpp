@@ -338,7 +338,8 @@ class Module : public std::enable_shared_from_this<Module> {
         // The same type, or one floating type into another (a float
         // checkpoint into a double model).
         if constexpr (std::is_same_v<S, T>) d.detach().copy_(s);
-        else if constexpr (is_floating_v<S> && is_floating_v<T>) d.detach().copy_(Tensor<T>(cast<T>(s)));
+        // (converted unrecorded: see AnyTensor::to)
+        else if constexpr (is_floating_v<S> && is_floating_v<T>) d.detach().copy_(detail::materialize<T>(cast<T>(s)));
         else detail::fail<Error>("expected scalar type ", detail::scalar_type_name<T>(), " but found ",
                                  detail::scalar_type_name<S>());
       });

@@ -127,12 +127,19 @@ class LBFGS : public Optimizer {
       views.push_back(p.grad().defined() ? Tensor<T>(p.grad().detach().reshape({-1})) : Tensor<T>(zeros<T>({p.numel()}, p.device())));
     return cat(views);
   }
+  // The step's vectors are computed unrecorded, with the library's own
+  // evaluation (tsr::detail::materialize, assign, reduce_all): they run under
+  // no-grad, and the recorded forms would compile a node and its backward
+  // for each of their expressions, in every translation unit that includes
+  // optim (4 s of compile).
+
   // p += step * update, slice by slice.
   template <class T>
   void add_grad(double step, const Tensor<T>& update) {
     int64_t offset = 0;
     for (auto& p : params<T>()) {
-      p.detach().add_(T(step) * update.narrow(0, offset, p.numel()).reshape(p.sizes()));
+      const Tensor<T> data = p.detach();
+      tsr::detail::assign(data, data + T(step) * update.narrow(0, offset, p.numel()).reshape(p.sizes()), true);
       offset += p.numel();
     }
   }
@@ -142,8 +149,8 @@ class LBFGS : public Optimizer {
       else tsr::detail::fail<Error>("LBFGS: the closure must return a floating loss");
     });
   }
-  template <class T>
-  static T max_abs(const Tensor<T>& v) { return amax(abs(v)).item(); }
+  template <class T, class E>
+  static T max_abs(const E& v) { return T(tsr::detail::reduce_all<tsr::detail::MaxReducer, acc_t<T>>(abs(v))); }
 
   template <class T>
   AnyTensor run(const LossClosure& closure) {
@@ -158,20 +165,20 @@ class LBFGS : public Optimizer {
     int64_t current_evals = 1;
     ++state.integer("func_evals");
     Tensor<T> g = flat_grad<T>();
-    bool opt_cond = double(max_abs(g)) <= o.tolerance_grad();
+    bool opt_cond = double(max_abs<T>(g)) <= o.tolerance_grad();
     if (opt_cond) return orig_loss;
 
     const NoGradGuard no_grad;
     for (int64_t n_iter = 1;; ++n_iter) {
       const int64_t global_iter = ++state.integer("n_iter");
       if (global_iter == 1) {
-        w.d = -g;
+        w.d = tsr::detail::materialize<T>(-g);
         w.old_dirs.clear();
         w.old_stps.clear();
         w.ro.clear();
         w.h_diag = T(1);
       } else {
-        const Tensor<T> y = g - w.prev_flat_grad;
+        const Tensor<T> y = tsr::detail::materialize<T>(g - w.prev_flat_grad);
         const Tensor<T> s = w.d * T(w.t);
         const T ys = dot(y, s).item();
         if (double(ys) > 1e-10) {
@@ -188,22 +195,27 @@ class LBFGS : public Optimizer {
         // The two-loop recursion: d = -H g.
         const std::size_t num_old = w.old_dirs.size();
         std::vector<T> al(num_old);
-        Tensor<T> q = -g;
+        const Tensor<T> q = tsr::detail::materialize<T>(-g);
         for (std::size_t i = num_old; i-- > 0;) {
           al[i] = dot(w.old_stps[i], q).item() * w.ro[i];
-          q.add_(T(-al[i]) * w.old_dirs[i]);
+          tsr::detail::assign(q, q + T(-al[i]) * w.old_dirs[i], true);
         }
-        Tensor<T> r = q * w.h_diag;
+        const Tensor<T> r = q * w.h_diag;
         for (std::size_t i = 0; i < num_old; ++i) {
           const T be_i = dot(w.old_dirs[i], r).item() * w.ro[i];
-          r.add_(T(al[i] - be_i) * w.old_stps[i]);
+          tsr::detail::assign(r, r + T(al[i] - be_i) * w.old_stps[i], true);
         }
         w.d = r;
       }
       w.prev_flat_grad = g.clone();
         w.prev_loss = loss;
       // The first step is scaled by the gradient's size; later ones are lr.
-      w.t = global_iter == 1 ? std::min(1., double(T(1) / sum(abs(g)).item())) * o.lr() : o.lr();
+      if (global_iter == 1) {
+        const T abs_sum = T(tsr::detail::reduce_all<tsr::detail::SumReducer, acc_t<T>>(abs(g)));
+        w.t = std::min(1., double(T(1) / abs_sum)) * o.lr();
+      } else {
+        w.t = o.lr();
+      }
       const T gtd = dot(g, w.d).item();
       if (double(gtd) > -o.tolerance_change()) break;
 
@@ -217,20 +229,20 @@ class LBFGS : public Optimizer {
         w.t = t;
         ls_func_evals = evals;
         add_grad(w.t, w.d);
-        opt_cond = double(max_abs(g)) <= o.tolerance_grad();
+        opt_cond = double(max_abs<T>(g)) <= o.tolerance_grad();
       } else {
         add_grad(w.t, w.d);
         if (n_iter != o.max_iter()) {
           loss = loss_value(evaluate(closure));
           g = flat_grad<T>();
-          opt_cond = double(max_abs(g)) <= o.tolerance_grad();
+          opt_cond = double(max_abs<T>(g)) <= o.tolerance_grad();
           ls_func_evals = 1;
         }
       }
       current_evals += ls_func_evals;
       state.integer("func_evals") += ls_func_evals;
       if (n_iter == o.max_iter() || current_evals >= *o.max_eval() || opt_cond) break;
-      if (double(max_abs(Tensor<T>(w.d * T(w.t)))) <= o.tolerance_change()) break;
+      if (double(max_abs<T>(w.d * T(w.t))) <= o.tolerance_change()) break;
       if (std::abs(loss - w.prev_loss) < o.tolerance_change()) break;
     }
     save(state, w);
@@ -257,7 +269,7 @@ class LBFGS : public Optimizer {
                                                                double gtd, double tolerance_change) {
     constexpr double c1 = 1e-4, c2 = 0.9;
     constexpr int max_ls = 25;
-    const double d_norm = double(max_abs(d));
+    const double d_norm = double(max_abs<T>(d));
     auto [f_new, g_new] = directional_evaluate<T>(closure, x, t, d);
     int64_t evals = 1;
     double gtd_new = double(dot(g_new, d).item());
