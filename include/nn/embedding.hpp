@@ -69,7 +69,11 @@ class EmbeddingImpl : public Module {
   Tensor<T> forward(const Tensor<int64_t>& indices) const {
     return F::embedding(indices, weight.as<T>(), options.padding_idx());
   }
-  // For Sequential: the weight's own type.
+  // For Sequential: the weight's own type. A template, so that only a
+  // translation unit that calls it compiles it: as a plain member it
+  // compiled the embedding's forward and fused backward for float and double
+  // in every translation unit that includes nn (docs/design.md).
+  template <class = void>
   AnyTensor forward_any(const AnyTensor& indices) const {
     const auto& idx = indices.as<int64_t>();
     if (weight.is<double>()) return forward<double>(idx);

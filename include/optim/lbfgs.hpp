@@ -74,9 +74,14 @@ inline double cubic_interpolate(double x1, double f1, double g1, double x2, doub
 }
 }  // namespace detail
 
-class LBFGS : public Optimizer {
+// A class template with one defaulted argument only so that a translation
+// unit compiles LBFGS where it uses it: as a plain class, its step (a virtual
+// function, so compiled wherever the class is defined) was a fifth of what
+// including optim costs every program (docs/design.md).
+template <class = void>
+class BasicLBFGS : public Optimizer {
  public:
-  LBFGS(std::vector<OptimizerParamGroup> groups, const LBFGSOptions& defaults)
+  BasicLBFGS(std::vector<OptimizerParamGroup> groups, const LBFGSOptions& defaults)
       : Optimizer(std::move(groups), std::make_unique<LBFGSOptions>(resolved(defaults))) {
     tsr::detail::check(param_groups_.size() == 1, "LBFGS doesn't support per-parameter options (parameter groups)");
     auto& options = static_cast<LBFGSOptions&>(param_groups_[0].options());
@@ -87,7 +92,8 @@ class LBFGS : public Optimizer {
                          "LBFGS: all parameters must have one element type, found ", params[0].dtype_name(), " and ",
                          p.dtype_name());
   }
-  LBFGS(std::vector<AnyTensor> params, const LBFGSOptions& defaults = {}) : LBFGS(one_group(std::move(params)), defaults) {}
+  BasicLBFGS(std::vector<AnyTensor> params, const LBFGSOptions& defaults = {})
+      : BasicLBFGS(one_group(std::move(params)), defaults) {}
 
   // PyTorch's LBFGS requires a closure.
   AnyTensor step(LossClosure closure = nullptr) override {
@@ -377,5 +383,6 @@ class LBFGS : public Optimizer {
     state.set("prev_loss", w.prev_loss);
   }
 };
+using LBFGS = BasicLBFGS<>;
 
 }  // namespace tsr::optim
