@@ -164,6 +164,22 @@ TEST_CASE("layers: a CNN's repr and state_dict keys as PyTorch's") {
   CHECK("=== repr\n" + repr.str() + "\n=== state_dict\n" + keys_of(cnn->state_dict()) + "\n=== end\n" == text);
 }
 
+TEST_CASE("functional options under libtorch's names (F::MaxPool2dFuncOptions, F::PadFuncOptions, ...)") {
+  namespace F = nn::functional;
+  static_assert(std::is_same_v<F::CrossEntropyFuncOptions, nn::CrossEntropyLossOptions>);
+  static_assert(std::is_same_v<F::BinaryCrossEntropyWithLogitsFuncOptions, nn::BCEWithLogitsLossOptions>);
+  static_assert(std::is_same_v<F::AvgPool2dFuncOptions, nn::AvgPool2dOptions>);
+  static_assert(std::is_same_v<F::InterpolateFuncOptions, nn::InterpolateFuncOptions>);
+  // 0..15 as a 4 x 4 image: the 2 x 2 maxima are 5, 7, 13, 15; padded by
+  // reflection on the left and right, a row 0 1 2 3 reads 1 0 1 2 3 2.
+  const Tensor<float> x = arange<float>(0.f, 16.f).reshape({1, 1, 4, 4});
+  CHECK(F::max_pool2d(x, F::MaxPool2dFuncOptions(2)).to_vector() == std::vector<float>{5, 7, 13, 15});
+  const Tensor<float> padded = F::pad(x, F::PadFuncOptions({1, 1}).mode(kReflect));
+  CHECK(padded.select(2, 0).to_vector() == std::vector<float>{1, 0, 1, 2, 3, 2});
+  CHECK(F::cross_entropy(Tensor<float>(zeros({2, 4})), tensor<int64_t>({1, 3}), F::CrossEntropyFuncOptions().reduction(kSum))
+            .item() == doctest::Approx(2 * std::log(4.0)));
+}
+
 TEST_CASE("layers: errors as PyTorch's") {
   const auto x = randn({1, 3, 5, 5});
   CHECK(error_of([&] { nn::F::conv2d(x, randn({4, 2, 3, 3})); }) ==

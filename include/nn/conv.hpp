@@ -973,6 +973,12 @@ struct OpRule<tag::MaxPool2d> {
 namespace tsr::nn {
 namespace functional {
 
+// libtorch's names for the pooling functions' options.
+using MaxPool1dFuncOptions = MaxPool1dOptions;
+using MaxPool2dFuncOptions = MaxPool2dOptions;
+using AvgPool1dFuncOptions = AvgPool1dOptions;
+using AvgPool2dFuncOptions = AvgPool2dOptions;
+
 // Max over each window (NaN wins, as in PyTorch); the gradient goes to the
 // window's largest element.
 template <detail::FloatElement T>

@@ -210,6 +210,20 @@ struct TripletMarginLossOptions : LossOptionsBase<TripletMarginLossOptions> {
 // ----- functional ------------------------------------------------------------------
 namespace functional {
 
+// libtorch's names for the functional forms' options (F::CrossEntropyFuncOptions).
+using MSELossFuncOptions = MSELossOptions;
+using L1LossFuncOptions = L1LossOptions;
+using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using HuberLossFuncOptions = HuberLossOptions;
+using NLLLossFuncOptions = NLLLossOptions;
+using CrossEntropyFuncOptions = CrossEntropyLossOptions;
+using BinaryCrossEntropyFuncOptions = BCELossOptions;
+using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsLossOptions;
+using KLDivFuncOptions = KLDivLossOptions;
+using CosineEmbeddingLossFuncOptions = CosineEmbeddingLossOptions;
+using MarginRankingLossFuncOptions = MarginRankingLossOptions;
+using TripletMarginLossFuncOptions = TripletMarginLossOptions;
+
 template <detail::FloatElement T>
 Tensor<T> mse_loss(const Tensor<T>& input, const Tensor<T>& target, const MSELossOptions& o = {}) {
   return detail::reduce_loss<T>(square(input - target), o.reduction());

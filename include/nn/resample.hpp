@@ -65,6 +65,9 @@ struct InterpolateFuncOptions {
 namespace functional {
 
 using tsr::one_hot;
+// libtorch spells these F::PadFuncOptions and F::InterpolateFuncOptions.
+using nn::InterpolateFuncOptions;
+using nn::PadFuncOptions;
 
 // Pads (or, with negative amounts, crops) the last dims.
 template <detail::FloatElement T>
