@@ -336,6 +336,73 @@ void check_resample(const std::string& tag, double rtol) {
   });
 }
 
+template <class T>
+void check_resample_modes(const std::string& tag, double rtol) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<T>>;
+  using O = nn::InterpolateFuncOptions;
+  auto run = [&](const std::string& name, const std::function<Tensor<T>(const V&)>& f) {
+    check_forward_backward<T>("nn_rs2_" + tag + "_" + name, 1, f, rtol);
+  };
+  run("pad_circular", [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({4, 2, 1, 3}).mode(kCircular)); });
+  run("pad_circular_crop", [](const V& v) { return F::pad(v[0], nn::PadFuncOptions({-2, 3}).mode(kCircular)); });
+  run("nearest_exact", [](const V& v) { return F::interpolate(v[0], O().size({7, 2}).mode(kNearestExact)); });
+  run("nearest_exact_scale", [](const V& v) { return F::interpolate(v[0], O().scale_factor({1.7}).mode(kNearestExact)); });
+  run("linear", [](const V& v) { return F::interpolate(v[0], O().size({8}).mode(kLinear)); });
+  run("linear_corners", [](const V& v) { return F::interpolate(v[0], O().size({3}).mode(kLinear).align_corners(true)); });
+  run("bicubic", [](const V& v) { return F::interpolate(v[0], O().size({7, 3}).mode(kBicubic)); });
+  run("bicubic_corners", [](const V& v) { return F::interpolate(v[0], O().size({6, 9}).mode(kBicubic).align_corners(true)); });
+  run("bicubic_scale", [](const V& v) { return F::interpolate(v[0], O().scale_factor({2.5}).mode(kBicubic)); });
+  run("trilinear", [](const V& v) { return F::interpolate(v[0], O().size({5, 2, 3}).mode(kTrilinear)); });
+  run("nearest_3d", [](const V& v) { return F::interpolate(v[0], O().scale_factor({2.0, 1.5, 0.5})); });
+  run("area", [](const V& v) { return F::interpolate(v[0], O().size({3, 4}).mode(kArea)); });
+  run("area_1d", [](const V& v) { return F::interpolate(v[0], O().size({4}).mode(kArea)); });
+  run("avg_pool2d_divisor", [](const V& v) {
+    return F::avg_pool2d(v[0], nn::AvgPool2dOptions(3).stride(2).padding(1).ceil_mode(true).divisor_override(5));
+  });
+}
+
+TEST_CASE("circular padding, every interpolation mode, average pooling's divisor_override: values and gradients as PyTorch's") {
+  check_resample_modes<float>("f32", 2e-5);
+  check_resample_modes<double>("f64", 1e-12);
+  namespace F = nn::functional;
+  using O = nn::InterpolateFuncOptions;
+  // PyTorch's messages; where a crop leaves less than the circular padding
+  // PyTorch reads memory it never wrote, and tessera refuses.
+  CHECK(error_of([] { F::pad(randn({1, 1, 4}), nn::PadFuncOptions({5, 0}).mode(kCircular)); }) ==
+        "Padding value causes wrapping around more than once.");
+  CHECK(error_of([] { F::pad(randn({1, 1, 4}), nn::PadFuncOptions({-4, 2}).mode(kCircular)); }) ==
+        "Padding value causes wrapping around more than once.");
+  CHECK(equal(F::pad(arange<float>(4).view({1, 1, 4}), nn::PadFuncOptions({4, 4}).mode(kCircular)).view({12}),
+              tensor<float>({0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3})));
+  CHECK(error_of([] { F::interpolate(randn({1, 2, 4, 5}), O().size({3}).mode(kLinear)); }) == "Got 4D input, but linear mode needs 3D input");
+  CHECK(error_of([] { F::interpolate(randn({1, 2, 4}), O().size({3}).mode(kTrilinear)); }) ==
+        "Got 3D input, but trilinear mode needs 5D input");
+  CHECK(error_of([] { F::interpolate(randn({1, 2, 4}), O().size({3}).mode(kBicubic)); }) ==
+        "Input Error: Only 3D, 4D and 5D input Tensors supported (got 3D) for the modes: nearest | linear | bilinear | bicubic | "
+        "trilinear | area | nearest-exact (got bicubic)");
+  CHECK(error_of([] { F::interpolate(randn({2, 4}), O().size({3}).mode(kArea)); }) ==
+        "Input Error: Only 3D, 4D and 5D input Tensors supported (got 2D) for the modes: nearest | linear | bilinear | bicubic | "
+        "trilinear | area | nearest-exact (got area)");
+  CHECK(error_of([] { F::interpolate(randn({1, 1, 4}), O().size({3}).mode(kArea).align_corners(true)); }) ==
+        "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
+  CHECK(error_of([] { O().mode(kReLU); }) ==
+        "interpolate: the mode must be kNearest, kLinear, kBilinear, kBicubic, kTrilinear, kArea or kNearestExact");
+  // Upsample is interpolate as a module, and prints as PyTorch's.
+  nn::Sequential up(nn::Upsample(nn::UpsampleOptions().size({7, 3}).mode(kBicubic)));
+  check_close(up->forward(test::golden<float>("nn_rs2_f32_bicubic_in0")), test::golden<float>("nn_rs2_f32_bicubic_out"), 2e-5, 2e-5,
+              "Upsample");
+  CHECK(nn::Upsample(nn::UpsampleOptions().scale_factor({2}))->repr() == "Upsample(scale_factor=2.0, mode=nearest)");
+  CHECK(nn::Upsample(nn::UpsampleOptions().size({4, 5}).mode(kBilinear).align_corners(true))->repr() ==
+        "Upsample(size=(4, 5), mode=bilinear)");
+  CHECK(nn::Upsample(nn::UpsampleOptions().scale_factor({2, 1.5}).mode(kNearestExact))->repr() ==
+        "Upsample(scale_factor=(2.0, 1.5), mode=nearest-exact)");
+  CHECK(nn::Upsample(nn::UpsampleOptions().size({7}).mode(kLinear))->repr() == "Upsample(size=7, mode=linear)");
+  CHECK(error_of([] { F::avg_pool2d(randn({1, 1, 4, 4}), nn::AvgPool2dOptions(2).divisor_override(0)); }) == "divisor must be not zero");
+  CHECK(error_of([] { F::max_pool2d(randn({1, 1, 4, 4}), nn::MaxPool2dOptions(2).divisor_override(3)); }) ==
+        "max_pool2d has no divisor_override (average pooling's option)");
+}
+
 TEST_CASE("padding, interpolation, adaptive max pooling, Bilinear, transposed convolution: values and gradients as PyTorch's") {
   check_resample<float>("f32", 2e-5);
   check_resample<double>("f64", 1e-12);

@@ -1351,6 +1351,36 @@ def nn_resample():
             lambda x, w: F.conv_transpose2d(x.transpose(1, 2), w, stride=(1, 2), padding=(0, 1), dilation=(2, 1)), tag)
 
 
+def nn_resample_modes():
+    """nn: circular padding, every interpolation mode (nearest-exact, linear,
+    bicubic, trilinear, area; 3-, 4- and 5-d inputs), average pooling with
+    divisor_override (values and gradients, float and double)."""
+    import torch.nn.functional as F
+    g = torch.Generator().manual_seed(37)
+
+    def run(name, tensors, f, tag):
+        _save_forward_backward(f"nn_rs2_{tag}_{name}", tensors, f, g)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        run("pad_circular", [r(2, 2, 3, 4)], lambda x: F.pad(x, (4, 2, 1, 3), mode="circular"), tag)
+        run("pad_circular_crop", [r(1, 2, 5)], lambda x: F.pad(x, (-2, 3), mode="circular"), tag)
+        run("nearest_exact", [r(1, 2, 5, 3)], lambda x: F.interpolate(x, size=(7, 2), mode="nearest-exact"), tag)
+        run("nearest_exact_scale", [r(1, 2, 4)], lambda x: F.interpolate(x, scale_factor=1.7, mode="nearest-exact"), tag)
+        run("linear", [r(2, 3, 5)], lambda x: F.interpolate(x, size=8, mode="linear"), tag)
+        run("linear_corners", [r(2, 3, 5)], lambda x: F.interpolate(x, size=3, mode="linear", align_corners=True), tag)
+        run("bicubic", [r(1, 2, 4, 5)], lambda x: F.interpolate(x, size=(7, 3), mode="bicubic"), tag)
+        run("bicubic_corners", [r(1, 2, 4, 5)], lambda x: F.interpolate(x, size=(6, 9), mode="bicubic", align_corners=True), tag)
+        run("bicubic_scale", [r(1, 1, 3, 4)], lambda x: F.interpolate(x, scale_factor=2.5, mode="bicubic"), tag)
+        run("trilinear", [r(1, 2, 3, 4, 2)], lambda x: F.interpolate(x, size=(5, 2, 3), mode="trilinear"), tag)
+        run("nearest_3d", [r(1, 1, 2, 3, 4)], lambda x: F.interpolate(x, scale_factor=(2.0, 1.5, 0.5), mode="nearest"), tag)
+        run("area", [r(2, 2, 7, 5)], lambda x: F.interpolate(x, size=(3, 4), mode="area"), tag)
+        run("area_1d", [r(1, 3, 9)], lambda x: F.interpolate(x, size=4, mode="area"), tag)
+        run("avg_pool2d_divisor", [r(2, 3, 7, 6)],
+            lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, divisor_override=5), tag)
+
+
 def _save_module_case(prefix, model, tensors, f, g):
     """_save_forward_backward for f(model, *tensors), plus the gradient of
     every parameter as prefix_p_<name>."""
@@ -1845,6 +1875,7 @@ if __name__ == "__main__":
     nn_layers()
     nn_more_losses()
     nn_resample()
+    nn_resample_modes()
     nn_recurrent()
     nn_attention()
     optim_trajectories()

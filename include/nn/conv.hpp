@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -775,16 +776,21 @@ struct PoolOptions {
   PoolOptions& dilation(ExpandingArray<D> v) { dilation_ = v; return *this; }
   PoolOptions& ceil_mode(bool v) { ceil_mode_ = v; return *this; }
   PoolOptions& count_include_pad(bool v) { count_include_pad_ = v; return *this; }
+  // Average pooling's divisor for every window, in place of its size
+  // (PyTorch's avg_pool2d has it, its avg_pool1d not).
+  PoolOptions& divisor_override(int64_t v) requires(D == 2) { divisor_override_ = v; return *this; }
   const ExpandingArray<D>& kernel_size() const { return kernel_size_; }
   const ExpandingArray<D>& stride() const { return stride_; }
   const ExpandingArray<D>& padding() const { return padding_; }
   const ExpandingArray<D>& dilation() const { return dilation_; }
   bool ceil_mode() const { return ceil_mode_; }
   bool count_include_pad() const { return count_include_pad_; }
+  std::optional<int64_t> divisor_override() const { return divisor_override_; }
 
  private:
   ExpandingArray<D> kernel_size_, stride_, padding_ = 0, dilation_ = 1;
   bool ceil_mode_ = false, count_include_pad_ = true;
+  std::optional<int64_t> divisor_override_;
 };
 using MaxPool1dOptions = PoolOptions<1>;
 using MaxPool2dOptions = PoolOptions<2>;
@@ -794,6 +800,18 @@ using AvgPool2dOptions = PoolOptions<2>;
 }  // namespace tsr::nn
 
 namespace tsr::detail {
+// The (out, in) matrix of adaptive average pooling: output i is the mean of
+// the input's [floor(i in / out), ceil((i + 1) in / out)).
+template <class T>
+Tensor<T> adaptive_average_matrix(int64_t in, int64_t out) {
+  auto a = zeros<T>({out, in});
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
+    for (int64_t j = start; j < end; ++j) a(i, j) = T(1) / T(end - start);
+  }
+  return a;
+}
+
 // PyTorch's pooling output size: floor or ceil of the window count, a last
 // window starting in the right padding dropped.
 inline int64_t pool_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
@@ -983,6 +1001,7 @@ using AvgPool2dFuncOptions = AvgPool2dOptions;
 // window's largest element.
 template <detail::FloatElement T>
 Tensor<T> max_pool2d(const Tensor<T>& x, const MaxPool2dOptions& o) {
+  detail::check(!o.divisor_override(), "max_pool2d has no divisor_override (average pooling's option)");
   const detail::Window2d g = detail::pool_window(x, o, "max_pool2d");
   const bool unbatched = x.dim() == 3;
   const int64_t n = unbatched ? 1 : x.size(0), c = x.size(-3);
@@ -990,10 +1009,11 @@ Tensor<T> max_pool2d(const Tensor<T>& x, const MaxPool2dOptions& o) {
   return unbatched ? out.view({c, g.oh, g.ow}) : out.view({n, c, g.oh, g.ow});
 }
 // Mean over each window; the divisor counts the padding (count_include_pad)
-// or only the input's elements, as PyTorch's.
+// or only the input's elements, as PyTorch's, or is divisor_override.
 template <detail::FloatElement T>
 Tensor<T> avg_pool2d(const Tensor<T>& x, const AvgPool2dOptions& o) {
   detail::check(o.dilation().all(1), "avg_pool2d has no dilation");
+  detail::check(o.divisor_override().value_or(1) != 0, "divisor must be not zero");
   const detail::Window2d g = detail::pool_window(x, o, "avg_pool2d");
   const bool unbatched = x.dim() == 3;
   const int64_t n = unbatched ? 1 : x.size(0), c = x.size(-3);
@@ -1009,7 +1029,7 @@ Tensor<T> avg_pool2d(const Tensor<T>& x, const AvgPool2dOptions& o) {
       const int64_t pool = (y1 - y0) * (x1 - x0);
       y0 = std::max<int64_t>(y0, 0), x0 = std::max<int64_t>(x0, 0);
       y1 = std::min(y1, g.h), x1 = std::min(x1, g.w);
-      d[oy * g.ow + ox] = T(o.count_include_pad() ? pool : (y1 - y0) * (x1 - x0));
+      d[oy * g.ow + ox] = T(o.divisor_override() ? *o.divisor_override() : o.count_include_pad() ? pool : (y1 - y0) * (x1 - x0));
     }
   Tensor<T> out = sums / detail::placed_on(divisor, x.device());
   return unbatched ? out.view({c, g.oh, g.ow}) : out.view({n, c, g.oh, g.ow});
@@ -1037,12 +1057,7 @@ Tensor<T> adaptive_avg_pool2d(const Tensor<T>& x, ExpandingArray<2> output_size)
   detail::check(x.dim() == 3 || x.dim() == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ", x.sizes());
   auto averaging = [&](int64_t in, int64_t out) {
     detail::check(out > 0, "adaptive_avg_pool2d: output size must be positive");
-    auto a = zeros<T>({out, in});
-    for (int64_t i = 0; i < out; ++i) {
-      const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
-      for (int64_t j = start; j < end; ++j) a(i, j) = T(1) / T(end - start);
-    }
-    return detail::placed_on(a, x.device());
+    return detail::placed_on(detail::adaptive_average_matrix<T>(in, out), x.device());
   };
   const Tensor<T> ah = averaging(x.size(-2), output_size[0]), aw = averaging(x.size(-1), output_size[1]);
   return matmul(matmul(ah, x), aw.t());

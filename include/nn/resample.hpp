@@ -1,22 +1,23 @@
 // Padding, interpolation, one-hot encoding, Bilinear and AdaptiveMaxPool2d.
 //
 // Padding and nearest interpolation gather input elements by index
-// (index_select per dim, whose backward adds the gradient back); bilinear
-// interpolation is two products with interpolation matrices. All are
-// differentiable through those ops' rules.
+// (index_select per dim, whose backward adds the gradient back); linear,
+// cubic and area interpolation are separable, one product with a resampling
+// matrix per spatial dim. All are differentiable through those ops' rules.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "../detail/python_repr.hpp"
 #include "conv.hpp"
 #include "holder.hpp"
 #include "init.hpp"
 
 namespace tsr::nn {
 
-enum class PadMode { Constant, Reflect, Replicate };
-enum class InterpolateMode { Nearest, Bilinear };
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+enum class InterpolateMode { Nearest, Linear, Bilinear, Bicubic, Trilinear, Area, NearestExact };
 
 }  // namespace tsr::nn
 
@@ -24,9 +25,25 @@ namespace tsr {
 inline constexpr auto kConstant = nn::PadMode::Constant;
 inline constexpr auto kReflect = nn::PadMode::Reflect;
 inline constexpr auto kReplicate = nn::PadMode::Replicate;
+inline constexpr auto kCircular = nn::PadMode::Circular;
 inline constexpr auto kNearest = nn::InterpolateMode::Nearest;
 inline constexpr auto kBilinear = nn::InterpolateMode::Bilinear;
+inline constexpr auto kBicubic = nn::InterpolateMode::Bicubic;
+inline constexpr auto kTrilinear = nn::InterpolateMode::Trilinear;
+inline constexpr auto kArea = nn::InterpolateMode::Area;
+inline constexpr auto kNearestExact = nn::InterpolateMode::NearestExact;
+// (kLinear, linear interpolation, is init's nonlinearity of that name, as
+// libtorch's one torch::kLinear serves both: InterpolateFuncOptions::mode
+// takes it.)
 }  // namespace tsr
+
+namespace tsr::detail {
+// PyTorch's spelling of a mode ("nearest-exact").
+inline const char* interpolate_mode_name(nn::InterpolateMode m) {
+  static constexpr const char* kNames[] = {"nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact"};
+  return kNames[static_cast<int>(m)];
+}
+}  // namespace tsr::detail
 
 namespace tsr::nn {
 
@@ -49,6 +66,13 @@ struct InterpolateFuncOptions {
   InterpolateFuncOptions& size(std::vector<int64_t> v) { size_ = std::move(v); return *this; }
   InterpolateFuncOptions& scale_factor(std::vector<double> v) { scale_factor_ = std::move(v); return *this; }
   InterpolateFuncOptions& mode(InterpolateMode m) { mode_ = m; return *this; }
+  // kLinear: linear interpolation of a 3-D input.
+  InterpolateFuncOptions& mode(init::Nonlinearity m) {
+    tsr::detail::check(m == init::Nonlinearity::Linear, "interpolate: the mode must be kNearest, kLinear, kBilinear, kBicubic, "
+                                                      "kTrilinear, kArea or kNearestExact");
+    mode_ = InterpolateMode::Linear;
+    return *this;
+  }
   InterpolateFuncOptions& align_corners(bool v) { align_corners_ = v; return *this; }
   const std::vector<int64_t>& size() const { return size_; }
   const std::vector<double>& scale_factor() const { return scale_factor_; }
@@ -86,6 +110,12 @@ Tensor<T> pad(const Tensor<T>& x, const PadFuncOptions& o) {
       detail::check(before < n && after < n, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
                     before, ", ", after, ") at dimension ", d, " of input ", x.sizes());
     if (o.mode() == PadMode::Replicate) detail::check(n > 0, "replication padding of an empty dimension");
+    // The input's part that is kept: [lo, hi).
+    const int64_t lo = std::max<int64_t>(0, -before), hi = std::min(n, n + after), kept = hi - lo;
+    // (PyTorch checks the padding against the input's size, and where a
+    // crop leaves less than the padding, reads memory it never wrote.)
+    if (o.mode() == PadMode::Circular)
+      detail::check(before <= kept && after <= kept, "Padding value causes wrapping around more than once.");
     // Each output position's source index; -1 where a constant goes.
     std::vector<int64_t> src(static_cast<std::size_t>(len));
     for (int64_t i = 0; i < len; ++i) {
@@ -93,12 +123,14 @@ Tensor<T> pad(const Tensor<T>& x, const PadFuncOptions& o) {
       if (j < 0 || j >= n) {
         if (o.mode() == PadMode::Constant) j = -1;
         else if (o.mode() == PadMode::Replicate) j = std::clamp<int64_t>(j, 0, n - 1);
-        else j = j < 0 ? -j : 2 * (n - 1) - j;
+        else if (o.mode() == PadMode::Reflect) j = j < 0 ? -j : 2 * (n - 1) - j;
       }
+      // Circular padding wraps around the kept part, as PyTorch's (which
+      // crops first, then copies the padding from the cropped result).
+      if (o.mode() == PadMode::Circular) j = lo + ((i - std::max<int64_t>(0, before)) % kept + kept) % kept;
       src[static_cast<std::size_t>(i)] = j;
     }
     if (o.mode() == PadMode::Constant) {
-      const int64_t lo = std::max<int64_t>(0, -before), hi = std::min(n, n + after);  // the part of the input kept
       Shape shape = out.sizes();
       shape[static_cast<std::size_t>(d)] = len;
       Tensor<T> padded = full<T>(shape, T(o.value()));
@@ -117,16 +149,23 @@ Tensor<T> pad(const Tensor<T>& x, const PadFuncOptions& o) {
 }  // namespace tsr::nn
 
 namespace tsr::detail {
-// The (out, in) matrix of 1-D linear interpolation, PyTorch's source
-// coordinates: align_corners maps the corner pixels' centres onto each
-// other; otherwise src = (dst + 0.5) scale - 0.5, clamped at 0.
+// PyTorch's source coordinate of output pixel i (its
+// area_pixel_compute_source_index): align_corners maps the corner pixels'
+// centres onto each other; otherwise src = (i + 0.5) scale - 0.5, clamped at
+// 0 except for cubic interpolation.
+inline double resample_source(int64_t i, int64_t in, int64_t out, bool align_corners, double scale, bool cubic) {
+  const auto di = static_cast<double>(i);
+  if (align_corners) return out > 1 ? di * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
+  const double src = (di + 0.5) * scale - 0.5;
+  return cubic ? src : std::max(src, 0.0);
+}
+
+// The (out, in) matrix of 1-D linear interpolation.
 template <class T>
 Tensor<T> linear_interpolation_matrix(int64_t in, int64_t out, bool align_corners, double scale) {
   auto a = zeros<T>({out, in});
   for (int64_t i = 0; i < out; ++i) {
-    double src;
-    if (align_corners) src = out > 1 ? static_cast<double>(i) * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
-    else src = std::max((static_cast<double>(i) + 0.5) * scale - 0.5, 0.0);
+    const double src = resample_source(i, in, out, align_corners, scale, false);
     const auto i0 = std::min<int64_t>(static_cast<int64_t>(src), in - 1);
     const int64_t i1 = std::min<int64_t>(i0 + 1, in - 1);
     const double l1 = src - static_cast<double>(i0);
@@ -135,54 +174,98 @@ Tensor<T> linear_interpolation_matrix(int64_t in, int64_t out, bool align_corner
   }
   return a;
 }
+
+// The (out, in) matrix of 1-D cubic convolution: Keys' kernel with
+// a = -0.75, four taps, those beyond the borders taken from the border
+// pixel (PyTorch's bicubic).
+template <class T>
+Tensor<T> cubic_interpolation_matrix(int64_t in, int64_t out, bool align_corners, double scale) {
+  constexpr double a = -0.75;
+  const auto near = [](double x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };          // |x| <= 1
+  const auto far = [](double x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };  // 1 < |x| < 2
+  auto m = zeros<T>({out, in});
+  for (int64_t i = 0; i < out; ++i) {
+    const double src = resample_source(i, in, out, align_corners, scale, true), left = std::floor(src), t = src - left;
+    const double weights[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    for (int64_t k = 0; k < 4; ++k)
+      m(i, std::clamp<int64_t>(static_cast<int64_t>(left) - 1 + k, 0, in - 1)) += T(weights[k]);
+  }
+  return m;
+}
+
+// x resampled along dim d by an (out, in) matrix.
+template <class T>
+Tensor<T> resample_along(const Tensor<T>& x, int64_t d, const Tensor<T>& matrix) {
+  const Tensor<T> m = placed_on(matrix, x.device());
+  if (d == x.dim() - 1) return matmul(x, m.t());
+  if (d == x.dim() - 2) return matmul(m, x);
+  return matmul(x.transpose(d, -1), m.t()).transpose(d, -1);
+}
 }  // namespace tsr::detail
 
 namespace tsr::nn::functional {
 
-// Resizes the spatial dims of (N, C, H, W) (bilinear, nearest) or
-// (N, C, L) (nearest) to `size`, or by `scale_factor`.
+// Resizes the spatial dims of (N, C, L), (N, C, H, W) or (N, C, D, H, W) to
+// `size`, or by `scale_factor`: nearest, nearest-exact and area for each;
+// linear, bilinear, bicubic and trilinear for the one rank each is for.
 template <detail::FloatElement T>
 Tensor<T> interpolate(const Tensor<T>& x, const InterpolateFuncOptions& o) {
+  using M = InterpolateMode;
+  const M mode = o.mode();
+  const char* name = detail::interpolate_mode_name(mode);
+  const bool interpolating = mode == M::Linear || mode == M::Bilinear || mode == M::Bicubic || mode == M::Trilinear;
+  detail::check<ValueError>(interpolating || !o.align_corners().has_value(),
+                            "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
   const int64_t spatial = x.dim() - 2;
-  detail::check(spatial == 1 || spatial == 2, "interpolate: expected a 3-D or 4-D input, got ", x.sizes());
+  // The input rank each interpolating mode is for (nearest-style modes take 3-5).
+  const int64_t rank = mode == M::Linear ? 3 : mode == M::Bilinear || mode == M::Bicubic ? 4 : mode == M::Trilinear ? 5 : 0;
+  if (rank != 0 && mode != M::Bicubic && x.dim() >= 3 && x.dim() <= 5)
+    detail::check(x.dim() == rank, "Got ", x.dim(), "D input, but ", name, " mode needs ", rank, "D input");
+  detail::check((rank == 0 && spatial >= 1 && spatial <= 3) || x.dim() == rank, "Input Error: Only 3D, 4D and 5D input Tensors supported (got ",
+                x.dim(), "D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got ", name, ")");
   detail::check(o.size().empty() != o.scale_factor().empty(), "only one of size or scale_factor should be defined");
-  if (o.mode() == InterpolateMode::Nearest)
-    detail::check(!o.align_corners().has_value(),
-                  "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
-  if (o.mode() == InterpolateMode::Bilinear) detail::check(spatial == 2, "Got 3D input, but bilinear mode needs 4D input");
   std::vector<int64_t> out_size;
   std::vector<double> scale;  // input per output pixel
   for (int64_t k = 0; k < spatial; ++k) {
     const int64_t in = x.size(2 + k);
     if (!o.size().empty()) {
-      detail::check(static_cast<int64_t>(o.size().size()) == spatial, "size shape must match input shape. Input is ", spatial,
-                    "D, size is ", o.size().size());
-      out_size.push_back(o.size()[static_cast<std::size_t>(k)]);
+      detail::check(static_cast<int64_t>(o.size().size()) == spatial || o.size().size() == 1, "size shape must match input shape. Input is ",
+                    spatial, "D, size is ", o.size().size());
+      out_size.push_back(o.size()[o.size().size() == 1 ? 0 : static_cast<std::size_t>(k)]);
       scale.push_back(static_cast<double>(in) / static_cast<double>(out_size.back()));
     } else {
+      detail::check(static_cast<int64_t>(o.scale_factor().size()) == spatial || o.scale_factor().size() == 1,
+                    "scale_factor shape must match input shape. Input is ", spatial, "D, scale_factor is ", o.scale_factor().size());
       const double f = o.scale_factor()[o.scale_factor().size() == 1 ? 0 : static_cast<std::size_t>(k)];
       out_size.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in) * f)));
       scale.push_back(1.0 / f);
     }
     detail::check(out_size.back() > 0, "interpolate: the output size must be positive");
   }
-  if (o.mode() == InterpolateMode::Nearest) {
-    Tensor<T> out = x;
-    for (int64_t k = 0; k < spatial; ++k) {
-      const int64_t in = x.size(2 + k), n = out_size[static_cast<std::size_t>(k)];
-      Tensor<int64_t> index = Tensor<int64_t>::allocate({n});
-      for (int64_t i = 0; i < n; ++i)
-        // In float, as PyTorch's nearest_idx (a double product can round the other way).
-        index(i) = std::min<int64_t>(
-            static_cast<int64_t>(std::floor(static_cast<float>(i) * static_cast<float>(scale[static_cast<std::size_t>(k)]))), in - 1);
-      out = index_select(out, 2 + k, index);
-    }
-    return out;
-  }
   const bool corners = o.align_corners().value_or(false);
-  const auto ah = detail::linear_interpolation_matrix<T>(x.size(2), out_size[0], corners, scale[0]);
-  const auto aw = detail::linear_interpolation_matrix<T>(x.size(3), out_size[1], corners, scale[1]);
-  return matmul(matmul(ah, x), aw.t());
+  Tensor<T> out = x;
+  for (int64_t k = 0; k < spatial; ++k) {
+    const auto ks = static_cast<std::size_t>(k);
+    const int64_t in = x.size(2 + k), n = out_size[ks];
+    if (mode == M::Nearest || mode == M::NearestExact) {
+      // In float, as PyTorch's nearest_idx (a double product can round the
+      // other way); nearest-exact takes the pixel whose centre is nearest.
+      const auto s = static_cast<float>(scale[ks]);
+      Tensor<int64_t> index = Tensor<int64_t>::allocate({n});
+      for (int64_t i = 0; i < n; ++i) {
+        const float src = mode == M::Nearest ? static_cast<float>(i) * s
+                                             : static_cast<float>((static_cast<double>(i) + 0.5) * static_cast<double>(s));
+        index(i) = std::min<int64_t>(static_cast<int64_t>(std::floor(src)), in - 1);
+      }
+      out = index_select(out, 2 + k, detail::placed_on(index, x.device()));
+    } else {
+      const Tensor<T> matrix = mode == M::Area      ? detail::adaptive_average_matrix<T>(in, n)
+                               : mode == M::Bicubic ? detail::cubic_interpolation_matrix<T>(in, n, corners, scale[ks])
+                                                    : detail::linear_interpolation_matrix<T>(in, n, corners, scale[ks]);
+      out = detail::resample_along(out, 2 + k, matrix);
+    }
+  }
+  return out;
 }
 
 // Max pooling to a fixed output size, over PyTorch's adaptive windows.
@@ -227,6 +310,33 @@ Tensor<T> bilinear(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& we
 }  // namespace tsr::nn::functional
 
 namespace tsr::nn {
+
+// Resizes its input as F::interpolate does with its options: size or
+// scale_factor, mode, align_corners.
+using UpsampleOptions = InterpolateFuncOptions;
+class UpsampleImpl : public Module {
+ public:
+  explicit UpsampleImpl(const UpsampleOptions& options = {}) : options(options) {}
+  std::string name() const override { return "Upsample"; }
+  // As PyTorch prints it: one number or a tuple, then the mode.
+  std::string extra_repr() const override {
+    auto listed = [](const auto& values, auto repr) {
+      std::string s = values.size() == 1 ? "" : "(";
+      for (std::size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + repr(values[i]);
+      return values.size() == 1 ? s : s + ")";
+    };
+    const std::string what = options.scale_factor().empty()
+                                 ? "size=" + listed(options.size(), [](int64_t v) { return std::to_string(v); })
+                                 : "scale_factor=" + listed(options.scale_factor(), detail::python_float_repr);
+    return what + ", mode=" + detail::interpolate_mode_name(options.mode());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return functional::interpolate(x, options);
+  }
+  UpsampleOptions options;
+};
+using Upsample = ModuleHolder<UpsampleImpl>;
 
 struct BilinearOptions {
   BilinearOptions(int64_t in1, int64_t in2, int64_t out) : in1_(in1), in2_(in2), out_(out) {}
