@@ -403,6 +403,133 @@ TEST_CASE("circular padding, every interpolation mode, average pooling's divisor
         "max_pool2d has no divisor_override (average pooling's option)");
 }
 
+template <class T>
+void check_more_activations(const std::string& tag, double rtol) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<T>>;
+  auto run = [&](const std::string& name, int inputs, const std::function<Tensor<T>(const V&)>& f) {
+    check_forward_backward<T>("nn_act2_" + tag + "_" + name, inputs, f, rtol);
+  };
+  run("logsigmoid", 1, [](const V& v) { return Tensor<T>(F::logsigmoid(v[0])); });
+  run("softsign", 1, [](const V& v) { return Tensor<T>(F::softsign(v[0])); });
+  run("tanhshrink", 1, [](const V& v) { return Tensor<T>(F::tanhshrink(v[0])); });
+  run("celu", 1, [](const V& v) { return Tensor<T>(F::celu(v[0], 0.75)); });
+  run("softshrink", 1, [](const V& v) { return Tensor<T>(F::softshrink(v[0], 0.8)); });
+  run("hardshrink", 1, [](const V& v) { return Tensor<T>(F::hardshrink(v[0], 0.8)); });
+  run("threshold", 1, [](const V& v) { return Tensor<T>(F::threshold(v[0], 0.3, -2.0)); });
+  run("glu", 1, [](const V& v) { return Tensor<T>(F::glu(v[0], 1)); });
+  run("softmin", 1, [](const V& v) { return Tensor<T>(F::softmin(v[0], 1)); });
+  run("prelu_one", 2, [](const V& v) { return Tensor<T>(F::prelu(v[0], v[1])); });
+  run("prelu_channels", 2, [](const V& v) { return Tensor<T>(F::prelu(v[0], v[1])); });
+  run("pixel_shuffle", 1, [](const V& v) { return F::pixel_shuffle(v[0], 2); });
+  run("pixel_unshuffle", 1, [](const V& v) { return F::pixel_unshuffle(v[0], 2); });
+}
+
+TEST_CASE("LogSigmoid, Softsign, Tanhshrink, CELU, the shrinks, Threshold, GLU, Softmin, PReLU, PixelShuffle: as PyTorch's") {
+  check_more_activations<float>("f32", 2e-5);
+  check_more_activations<double>("f64", 1e-12);
+  namespace F = nn::functional;
+  // The modules run their functional forms on the module's own weight; they
+  // print as PyTorch's.
+  nn::PReLU prelu(nn::PReLUOptions().num_parameters(3).init(0.1));
+  CHECK(equal(prelu->weight.as<float>(), full<float>({3}, 0.1f)));
+  const auto x = test::golden<float>("nn_act2_f32_prelu_channels_in0");
+  prelu->weight.as<float>().detach().copy_(test::golden<float>("nn_act2_f32_prelu_channels_in1"));
+  check_close(prelu->forward(x), test::golden<float>("nn_act2_f32_prelu_channels_out"), 2e-5, 2e-5, "PReLU");
+  nn::Sequential seq(nn::PixelUnshuffle(2), nn::PixelShuffle(2));
+  const auto y = test::golden<float>("nn_act2_f32_pixel_unshuffle_in0");
+  CHECK(equal(seq->forward(y), y));
+  CHECK(nn::LogSigmoid()->repr() == "LogSigmoid()");
+  CHECK(nn::Softsign()->repr() == "Softsign()");
+  CHECK(nn::Tanhshrink()->repr() == "Tanhshrink()");
+  CHECK(nn::CELU(nn::CELUOptions().alpha(0.5))->repr() == "CELU(alpha=0.5)");
+  CHECK(nn::Softshrink()->repr() == "Softshrink(0.5)");
+  CHECK(nn::Hardshrink(0.3)->repr() == "Hardshrink(0.3)");
+  CHECK(nn::Threshold(0.1, 20.0)->repr() == "Threshold(threshold=0.1, value=20.0)");
+  // Python's float repr (PyTorch's reprs and messages), from Python itself.
+  CHECK(detail::python_float_repr(1e-5) == "1e-05");
+  CHECK(detail::python_float_repr(1e16) == "1e+16");
+  CHECK(detail::python_float_repr(1e15) == "1000000000000000.0");
+  CHECK(detail::python_float_repr(-0.0003) == "-0.0003");
+  CHECK(detail::python_float_repr(12345678901234567.0) == "1.2345678901234568e+16");
+  CHECK(detail::python_float_repr(1.0 / 3) == "0.3333333333333333");
+  CHECK(nn::GLU()->repr() == "GLU(dim=-1)");
+  CHECK(nn::Softmin(1)->repr() == "Softmin(dim=1)");
+  CHECK(nn::PReLU()->repr() == "PReLU(num_parameters=1)");
+  CHECK(nn::PixelShuffle(2)->repr() == "PixelShuffle(upscale_factor=2)");
+  CHECK(nn::PixelUnshuffle(3)->repr() == "PixelUnshuffle(downscale_factor=3)");
+  // PyTorch's messages.
+  CHECK(error_of([] { Tensor<float>(F::glu(randn({2, 3}), 1)); }) == "Halving dimension must be even, but dimension 1 is size 3");
+  CHECK(error_of([] { Tensor<float>(F::celu(randn({2, 3}), 0.0)); }) == "ZeroDivisionError: alpha cannot be 0 for CELU");
+  CHECK(error_of([] { Tensor<float>(F::softshrink(randn({2, 3}), -1.0)); }) ==
+        "lambda must be greater or equal to 0, but found to be -1.");
+  CHECK(error_of([] { Tensor<float>(F::prelu(randn({2, 3}), ones({2}))); }) ==
+        "Mismatch of parameter numbers and input channel size. Found parameter numbers = 2 and channel size = 3.");
+  CHECK(error_of([] { F::pixel_shuffle(randn({1, 3, 2, 2}), 2); }) ==
+        "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but "
+        "input.size(-3)=3 is not divisible by 4");
+  CHECK(error_of([] { F::pixel_unshuffle(randn({1, 1, 3, 4}), 2); }) ==
+        "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=3 is not divisible by 2");
+  // At 0, LogSigmoid's derivative is 1/2 (as PyTorch's), not a one-sided limit.
+  auto z = zeros({3}).requires_grad_();
+  sum(F::logsigmoid(z)).backward();
+  CHECK(equal(z.grad(), full<float>({3}, 0.5f)));
+}
+
+template <class T>
+void check_norms_distances(const std::string& tag, double rtol) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<T>>;
+  auto run = [&](const std::string& name, int inputs, const std::function<Tensor<T>(const V&)>& f) {
+    check_forward_backward<T>("nn_nd_" + tag + "_" + name, inputs, f, rtol);
+  };
+  run("instance_norm_affine", 3, [](const V& v) { return F::instance_norm(v[0], {}, {}, v[1], v[2]); });
+  run("instance_norm_2d", 1, [](const V& v) { return F::instance_norm(v[0], {}, {}, {}, {}, true, 0.1, 1e-3); });
+  run("pairwise_distance", 2, [](const V& v) { return F::pairwise_distance(v[0], v[1]); });
+  run("pairwise_distance_p1", 2, [](const V& v) {
+    return F::pairwise_distance(v[0], v[1], F::PairwiseDistanceFuncOptions().p(1).keepdim(true));
+  });
+  run("cosine_similarity", 2, [](const V& v) { return F::cosine_similarity(v[0], v[1]); });
+  run("cosine_similarity_dim0", 2, [](const V& v) { return F::cosine_similarity(v[0], v[1], F::CosineSimilarityFuncOptions().dim(0)); });
+  run("normalize", 1, [](const V& v) { return F::normalize(v[0]); });
+  run("normalize_p1", 1, [](const V& v) { return F::normalize(v[0], F::NormalizeFuncOptions().p(1).dim(-1)); });
+  // Running statistics: updated by a training pass, then used in place of
+  // the instances' own.
+  const std::string k = "nn_nd_" + tag + "_running_";
+  const auto x = test::golden<T>(k + "x");
+  auto rm = test::golden<T>(k + "mean0").clone(), rv = test::golden<T>(k + "var0").clone();
+  check_close(F::instance_norm(x, rm, rv, {}, {}, true, 0.2), test::golden<T>(k + "train"), rtol, rtol, k + "train");
+  check_close(rm, test::golden<T>(k + "mean1"), rtol, rtol, k + "mean");
+  check_close(rv, test::golden<T>(k + "var1"), rtol, rtol, k + "var");
+  check_close(F::instance_norm(x, rm, rv, {}, {}, false), test::golden<T>(k + "eval"), rtol, rtol, k + "eval");
+}
+
+TEST_CASE("instance norm, pairwise distance, cosine similarity, normalize: as PyTorch's") {
+  check_norms_distances<float>("f32", 2e-5);
+  check_norms_distances<double>("f64", 1e-12);
+  namespace F = nn::functional;
+  // The modules: InstanceNorm with running statistics tracks them in
+  // training and uses them in evaluation, as F::instance_norm above.
+  nn::InstanceNorm1d in(nn::InstanceNormOptions(2).momentum(0.2).track_running_stats(true));
+  in->running_mean.as<float>().copy_(test::golden<float>("nn_nd_f32_running_mean0"));
+  in->running_var.as<float>().copy_(test::golden<float>("nn_nd_f32_running_var0"));
+  const auto x = test::golden<float>("nn_nd_f32_running_x");
+  check_close(in->forward(x), test::golden<float>("nn_nd_f32_running_train"), 2e-5, 2e-5, "InstanceNorm1d train");
+  in->eval();
+  check_close(in->forward(x), test::golden<float>("nn_nd_f32_running_eval"), 2e-5, 2e-5, "InstanceNorm1d eval");
+  CHECK(in->num_batches_tracked.as<int64_t>().item() == 1);
+  CHECK(nn::InstanceNorm2d(3)->repr() == "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)");
+  CHECK(nn::InstanceNorm2d(3)->parameters().empty());
+  CHECK(nn::PairwiseDistance()->repr() == "PairwiseDistance()");
+  CHECK(nn::CosineSimilarity()->repr() == "CosineSimilarity()");
+  const auto a = test::golden<float>("nn_nd_f32_cosine_similarity_in0"), b = test::golden<float>("nn_nd_f32_cosine_similarity_in1");
+  check_close(nn::CosineSimilarity()->forward(a, b), test::golden<float>("nn_nd_f32_cosine_similarity_out"), 2e-5, 2e-5, "module");
+  CHECK(error_of([] { F::instance_norm(randn({2, 3, 1})); }) ==
+        "Expected more than 1 spatial element when training, got input size torch.Size([2, 3, 1])");
+  CHECK(error_of([] { nn::InstanceNorm2d(3)->forward(randn({2, 3, 4})); }) == "no error");  // (C, H, W)
+  CHECK(error_of([] { nn::InstanceNorm2d(3)->forward(randn({3, 4})); }) == "expected 3D or 4D input (got 2D input)");
+}
+
 TEST_CASE("padding, interpolation, adaptive max pooling, Bilinear, transposed convolution: values and gradients as PyTorch's") {
   check_resample<float>("f32", 2e-5);
   check_resample<double>("f64", 1e-12);

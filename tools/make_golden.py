@@ -1381,6 +1381,67 @@ def nn_resample_modes():
             lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, divisor_override=5), tag)
 
 
+def nn_activations_more():
+    """nn: LogSigmoid, Softsign, Tanhshrink, CELU, Softshrink, Hardshrink,
+    Threshold, GLU, Softmin, PReLU (one weight and one per channel),
+    PixelShuffle and PixelUnshuffle (values and gradients, float and double)."""
+    import torch.nn.functional as F
+    g = torch.Generator().manual_seed(41)
+
+    def run(name, tensors, f, tag):
+        _save_forward_backward(f"nn_act2_{tag}_{name}", tensors, f, g)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return (2 * torch.randn(*shape, generator=g, dtype=torch.float64)).to(dtype)
+        run("logsigmoid", [r(4, 5)], F.logsigmoid, tag)
+        run("softsign", [r(4, 5)], F.softsign, tag)
+        run("tanhshrink", [r(4, 5)], F.tanhshrink, tag)
+        # (alpha exact in float: PyTorch's backward rounds alpha to float;
+        # docs/differences.md.)
+        run("celu", [r(4, 5)], lambda x: F.celu(x, 0.75), tag)
+        run("softshrink", [r(4, 5)], lambda x: F.softshrink(x, 0.8), tag)
+        run("hardshrink", [r(4, 5)], lambda x: F.hardshrink(x, 0.8), tag)
+        run("threshold", [r(4, 5)], lambda x: F.threshold(x, 0.3, -2.0), tag)
+        run("glu", [r(3, 4, 5)], lambda x: F.glu(x, 1), tag)
+        run("softmin", [r(3, 4)], lambda x: F.softmin(x, 1), tag)
+        run("prelu_one", [r(2, 3, 4), r(1)], F.prelu, tag)
+        run("prelu_channels", [r(2, 3, 4, 2), r(3)], F.prelu, tag)
+        run("pixel_shuffle", [r(2, 8, 3, 2)], lambda x: F.pixel_shuffle(x, 2), tag)
+        run("pixel_unshuffle", [r(3, 1, 6, 4)], lambda x: F.pixel_unshuffle(x, 2), tag)
+
+
+def nn_norms_distances():
+    """nn: instance_norm (affine; 2-d; running statistics updated, then used),
+    pairwise_distance, cosine_similarity, normalize (values and gradients,
+    float and double)."""
+    import torch.nn.functional as F
+    g = torch.Generator().manual_seed(43)
+
+    def run(name, tensors, f, tag):
+        _save_forward_backward(f"nn_nd_{tag}_{name}", tensors, f, g)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        run("instance_norm_affine", [r(2, 3, 5), r(3), r(3)], lambda x, w, b: F.instance_norm(x, weight=w, bias=b), tag)
+        run("instance_norm_2d", [r(2, 3, 4, 3)], lambda x: F.instance_norm(x, eps=1e-3), tag)
+        run("pairwise_distance", [r(4, 5), r(4, 5)], F.pairwise_distance, tag)
+        run("pairwise_distance_p1", [r(4, 5), r(5)], lambda a, b: F.pairwise_distance(a, b, p=1, keepdim=True), tag)
+        run("cosine_similarity", [r(4, 5), r(4, 5)], F.cosine_similarity, tag)
+        run("cosine_similarity_dim0", [r(3, 4, 2), r(3, 1, 2)], lambda a, b: F.cosine_similarity(a, b, dim=0), tag)
+        run("normalize", [r(3, 4)], F.normalize, tag)
+        run("normalize_p1", [r(3, 4, 2)], lambda x: F.normalize(x, p=1, dim=-1), tag)
+        x, rm, rv = r(3, 2, 6), r(2), r(2).abs() + 0.5
+        save(f"nn_nd_{tag}_running_x", x)
+        save(f"nn_nd_{tag}_running_mean0", rm)
+        save(f"nn_nd_{tag}_running_var0", rv)
+        save(f"nn_nd_{tag}_running_train", F.instance_norm(x, rm, rv, use_input_stats=True, momentum=0.2))
+        save(f"nn_nd_{tag}_running_mean1", rm)
+        save(f"nn_nd_{tag}_running_var1", rv)
+        save(f"nn_nd_{tag}_running_eval", F.instance_norm(x, rm, rv, use_input_stats=False))
+
+
 def _save_module_case(prefix, model, tensors, f, g):
     """_save_forward_backward for f(model, *tensors), plus the gradient of
     every parameter as prefix_p_<name>."""
@@ -1876,6 +1937,8 @@ if __name__ == "__main__":
     nn_more_losses()
     nn_resample()
     nn_resample_modes()
+    nn_activations_more()
+    nn_norms_distances()
     nn_recurrent()
     nn_attention()
     optim_trajectories()

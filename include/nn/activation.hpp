@@ -20,6 +20,7 @@ using tsr::sigmoid;
 using tsr::silu;
 using tsr::softmax;
 using tsr::tanh;
+using tsr::threshold;
 
 template <Expression E>
 auto relu6(const E& x) {
@@ -62,6 +63,67 @@ template <Expression E>
 auto hardsigmoid(const E& x) {
   using T = typename E::value_type;
   return tsr::hardtanh(x + T(3), 0.0, 6.0) / T(6);
+}
+// log(sigmoid(x)) = -softplus(-x), through softplus's stable form (its
+// derivative at 0 is 1/2, as PyTorch's).
+template <Expression E>
+auto logsigmoid(const E& x) {
+  return -tsr::softplus(-x);
+}
+template <Expression E>
+auto softsign(const E& x) {
+  using T = typename E::value_type;
+  return x / (abs(x) + T(1));
+}
+template <Expression E>
+auto tanhshrink(const E& x) {
+  return x - tsr::tanh(x);
+}
+// max(0, x) + min(0, alpha (exp(x / alpha) - 1)), written as PyTorch's
+// kernel computes it: x times the reciprocal, exp - 1 rather than expm1, so
+// that the gradient is its exp(x / alpha) (expm1's derivative, expm1 + 1,
+// loses digits where exp is small).
+template <Expression E>
+auto celu(const E& x, double alpha = 1.0) {
+  using T = typename E::value_type;
+  detail::check(alpha != 0, "ZeroDivisionError: alpha cannot be 0 for CELU");
+  return where(x > T(0), x, (exp(x * T(1 / alpha)) - T(1)) * T(alpha));
+}
+// x moved towards 0 by lambda, 0 within [-lambda, lambda].
+template <Expression E>
+auto softshrink(const E& x, double lambda = 0.5) {
+  using T = typename E::value_type;
+  detail::check(lambda >= 0, "lambda must be greater or equal to 0, but found to be ", lambda, ".");
+  return where(x > T(lambda), x - T(lambda), where(x < T(-lambda), x + T(lambda), T(0)));
+}
+// x outside [-lambda, lambda], 0 within.
+template <Expression E>
+auto hardshrink(const E& x, double lambda = 0.5) {
+  using T = typename E::value_type;
+  return where(abs(x) > T(lambda), x, T(0));
+}
+template <Expression E>
+auto softmin(const E& x, int64_t dim) {
+  return tsr::softmax(-x, dim);
+}
+// The gated linear unit: a * sigmoid(b), a and b the halves of x along dim.
+template <detail::FloatElement T>
+auto glu(const Tensor<T>& x, int64_t dim = -1) {
+  const int64_t d = detail::wrap_dim(dim, x.dim()), n = x.size(d);
+  detail::check(n % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ", n);
+  return x.narrow(d, 0, n / 2) * tsr::sigmoid(x.narrow(d, n / 2, n / 2));
+}
+// x where x > 0, weight * x elsewhere: one weight, or one per channel
+// (dim 1).
+template <detail::FloatElement T>
+auto prelu(const Tensor<T>& x, const Tensor<T>& weight) {
+  const int64_t channels = x.dim() >= 2 ? x.size(1) : 1;
+  detail::check(weight.numel() == 1 || weight.numel() == channels,
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers = ", weight.numel(),
+                " and channel size = ", channels, ".");
+  Shape shape(static_cast<std::size_t>(x.dim()), 1);
+  if (weight.numel() > 1) shape[1] = channels;
+  return where(x > T(0), x, weight.reshape(shape) * x);
 }
 }  // namespace functional
 namespace F = functional;
@@ -128,6 +190,18 @@ struct Sigmoid {
   static constexpr detail::Activation fused_activation = detail::Activation::sigmoid;
   template <class E> auto operator()(const E& x) const { return F::sigmoid(x); }
 };
+struct LogSigmoid {
+  static constexpr const char* name = "LogSigmoid";
+  template <class E> auto operator()(const E& x) const { return F::logsigmoid(x); }
+};
+struct Softsign {
+  static constexpr const char* name = "Softsign";
+  template <class E> auto operator()(const E& x) const { return F::softsign(x); }
+};
+struct Tanhshrink {
+  static constexpr const char* name = "Tanhshrink";
+  template <class E> auto operator()(const E& x) const { return F::tanhshrink(x); }
+};
 }  // namespace activation_fn
 
 using ReLUImpl = ElementwiseImpl<activation_fn::ReLU>;
@@ -148,6 +222,12 @@ using TanhImpl = ElementwiseImpl<activation_fn::Tanh>;
 using Tanh = ModuleHolder<TanhImpl>;
 using SigmoidImpl = ElementwiseImpl<activation_fn::Sigmoid>;
 using Sigmoid = ModuleHolder<SigmoidImpl>;
+using LogSigmoidImpl = ElementwiseImpl<activation_fn::LogSigmoid>;
+using LogSigmoid = ModuleHolder<LogSigmoidImpl>;
+using SoftsignImpl = ElementwiseImpl<activation_fn::Softsign>;
+using Softsign = ModuleHolder<SoftsignImpl>;
+using TanhshrinkImpl = ElementwiseImpl<activation_fn::Tanhshrink>;
+using Tanhshrink = ModuleHolder<TanhshrinkImpl>;
 
 // ----- activations with options ---------------------------------------------------
 struct LeakyReLUOptions {
@@ -260,6 +340,94 @@ class HardtanhImpl : public Module {
 };
 using Hardtanh = ModuleHolder<HardtanhImpl>;
 
+struct CELUOptions {
+  CELUOptions& alpha(double v) { alpha_ = v; return *this; }
+  double alpha() const { return alpha_; }
+ private:
+  double alpha_ = 1.0;
+};
+class CELUImpl : public Module {
+ public:
+  explicit CELUImpl(const CELUOptions& options = {}) : options(options) {}
+  std::string name() const override { return "CELU"; }
+  std::string extra_repr() const override { return "alpha=" + detail::python_float_repr(options.alpha()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const { return F::celu(x, options.alpha()); }
+  CELUOptions options;
+};
+using CELU = ModuleHolder<CELUImpl>;
+
+// Softshrink and Hardshrink (libtorch: SoftshrinkOptions(lambda)).
+struct SoftshrinkOptions {
+  SoftshrinkOptions(double lambda = 0.5) : lambda_(lambda) {}  // NOLINT: implicit, nn::Softshrink(0.3)
+  SoftshrinkOptions& lambda(double v) { lambda_ = v; return *this; }
+  double lambda() const { return lambda_; }
+ private:
+  double lambda_;
+};
+using HardshrinkOptions = SoftshrinkOptions;
+template <bool Soft>
+class ShrinkImpl : public Module {
+ public:
+  explicit ShrinkImpl(const SoftshrinkOptions& options = {}) : options(options) {}
+  std::string name() const override { return Soft ? "Softshrink" : "Hardshrink"; }
+  std::string extra_repr() const override { return detail::python_float_repr(options.lambda()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const {
+    if constexpr (Soft) return F::softshrink(x, options.lambda());
+    else return F::hardshrink(x, options.lambda());
+  }
+  SoftshrinkOptions options;
+};
+using SoftshrinkImpl = ShrinkImpl<true>;
+using Softshrink = ModuleHolder<SoftshrinkImpl>;
+using HardshrinkImpl = ShrinkImpl<false>;
+using Hardshrink = ModuleHolder<HardshrinkImpl>;
+
+struct ThresholdOptions {
+  ThresholdOptions(double threshold, double value) : threshold_(threshold), value_(value) {}
+  double threshold() const { return threshold_; }
+  double value() const { return value_; }
+ private:
+  double threshold_, value_;
+};
+class ThresholdImpl : public Module {
+ public:
+  explicit ThresholdImpl(const ThresholdOptions& options) : options(options) {}
+  ThresholdImpl(double threshold, double value) : options(threshold, value) {}
+  std::string name() const override { return "Threshold"; }
+  std::string extra_repr() const override {
+    return "threshold=" + detail::python_float_repr(options.threshold()) + ", value=" + detail::python_float_repr(options.value());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return lazy(x); }
+  template <Expression E>
+  auto lazy(const E& x) const { return F::threshold(x, options.threshold(), options.value()); }
+  ThresholdOptions options;
+};
+using Threshold = ModuleHolder<ThresholdImpl>;
+
+struct GLUOptions {
+  GLUOptions(int64_t dim = -1) : dim_(dim) {}  // NOLINT: implicit, nn::GLU(1)
+  int64_t dim() const { return dim_; }
+ private:
+  int64_t dim_;
+};
+class GLUImpl : public Module {
+ public:
+  explicit GLUImpl(const GLUOptions& options = {}) : options(options) {}
+  std::string name() const override { return "GLU"; }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::glu(x, options.dim()); }
+  GLUOptions options;
+};
+using GLU = ModuleHolder<GLUImpl>;
+
 // Softmax and LogSoftmax over a dim (libtorch: SoftmaxOptions(dim)).
 struct SoftmaxOptions {
   SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT: implicit, nn::Softmax(1)
@@ -288,5 +456,40 @@ class LogSoftmaxImpl : public Module {
   LogSoftmaxOptions options;
 };
 using LogSoftmax = ModuleHolder<LogSoftmaxImpl>;
+using SoftminOptions = SoftmaxOptions;
+class SoftminImpl : public Module {
+ public:
+  explicit SoftminImpl(const SoftminOptions& options) : options(options) {}
+  std::string name() const override { return "Softmin"; }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::softmin(x, options.dim()); }
+  SoftminOptions options;
+};
+using Softmin = ModuleHolder<SoftminImpl>;
+
+// PReLU: x where x > 0, weight * x elsewhere, with one learned weight or
+// one per channel (num_parameters), initialized to `init`.
+struct PReLUOptions {
+  PReLUOptions& num_parameters(int64_t v) { num_parameters_ = v; return *this; }
+  PReLUOptions& init(double v) { init_ = v; return *this; }
+  int64_t num_parameters() const { return num_parameters_; }
+  double init() const { return init_; }
+ private:
+  int64_t num_parameters_ = 1;
+  double init_ = 0.25;
+};
+class PReLUImpl : public Module {
+ public:
+  explicit PReLUImpl(const PReLUOptions& options = {})
+      : options(options), weight(register_parameter("weight", full<float>({options.num_parameters()}, float(options.init())))) {}
+  std::string name() const override { return "PReLU"; }
+  std::string extra_repr() const override { return "num_parameters=" + std::to_string(options.num_parameters()); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::prelu(x, weight.as<T>()); }
+  PReLUOptions options;
+  AnyTensor& weight;
+};
+using PReLU = ModuleHolder<PReLUImpl>;
 
 }  // namespace tsr::nn

@@ -190,6 +190,42 @@ struct MarginOptions : LossOptionsBase<Derived> {
  private:
   double margin_ = 0;
 };
+// The distances (libtorch: PairwiseDistanceOptions, CosineSimilarityOptions,
+// NormalizeFuncOptions).
+struct PairwiseDistanceOptions {
+  PairwiseDistanceOptions& p(double v) { p_ = v; return *this; }
+  PairwiseDistanceOptions& eps(double v) { eps_ = v; return *this; }
+  PairwiseDistanceOptions& keepdim(bool v) { keepdim_ = v; return *this; }
+  double p() const { return p_; }
+  double eps() const { return eps_; }
+  bool keepdim() const { return keepdim_; }
+ private:
+  double p_ = 2, eps_ = 1e-6;
+  bool keepdim_ = false;
+};
+struct CosineSimilarityOptions {
+  CosineSimilarityOptions& dim(int64_t v) { dim_ = v; return *this; }
+  CosineSimilarityOptions& eps(double v) { eps_ = v; return *this; }
+  int64_t dim() const { return dim_; }
+  double eps() const { return eps_; }
+ private:
+  int64_t dim_ = 1;
+  double eps_ = 1e-8;
+};
+struct NormalizeFuncOptions {
+  NormalizeFuncOptions& p(double v) { p_ = v; return *this; }
+  NormalizeFuncOptions& dim(int64_t v) { dim_ = v; return *this; }
+  NormalizeFuncOptions& eps(double v) { eps_ = v; return *this; }
+  double p() const { return p_; }
+  int64_t dim() const { return dim_; }
+  double eps() const { return eps_; }
+ private:
+  double p_ = 2;
+  int64_t dim_ = 1;
+  double eps_ = 1e-12;
+};
+using PairwiseDistanceFuncOptions = PairwiseDistanceOptions;
+using CosineSimilarityFuncOptions = CosineSimilarityOptions;
 struct CosineEmbeddingLossOptions : MarginOptions<CosineEmbeddingLossOptions> {};
 struct MarginRankingLossOptions : MarginOptions<MarginRankingLossOptions> {};
 struct TripletMarginLossOptions : LossOptionsBase<TripletMarginLossOptions> {
@@ -211,6 +247,9 @@ struct TripletMarginLossOptions : LossOptionsBase<TripletMarginLossOptions> {
 namespace functional {
 
 // libtorch's names for the functional forms' options (F::CrossEntropyFuncOptions).
+using nn::CosineSimilarityFuncOptions;
+using nn::NormalizeFuncOptions;
+using nn::PairwiseDistanceFuncOptions;
 using MSELossFuncOptions = MSELossOptions;
 using L1LossFuncOptions = L1LossOptions;
 using SmoothL1LossFuncOptions = SmoothL1LossOptions;
@@ -405,6 +444,27 @@ Tensor<T> kl_div(const Tensor<T>& input, const Tensor<T>& target, const KLDivLos
   return detail::reduce_loss<T>(loss, o.reduction());
 }
 
+// The p-norm of x1 - x2 + eps over the last dim (broadcast together).
+template <detail::FloatElement T>
+Tensor<T> pairwise_distance(const Tensor<T>& x1, const Tensor<T>& x2, const PairwiseDistanceFuncOptions& o = {}) {
+  const int64_t d = std::max(x1.dim(), x2.dim()) - 1;
+  return norm(x1 - x2 + T(o.eps()), o.p(), Shape{std::max<int64_t>(d, 0)}, o.keepdim());
+}
+// The cosine of the angle between x1 and x2 along dim: each divided by its
+// norm (at least eps) first, then the sum of their product, as PyTorch 1.13
+// computes it.
+template <detail::FloatElement T>
+Tensor<T> cosine_similarity(const Tensor<T>& x1, const Tensor<T>& x2, const CosineSimilarityFuncOptions& o = {}) {
+  const int64_t d = detail::wrap_dim(o.dim(), std::max(x1.dim(), x2.dim()));
+  const Tensor<T> n1 = clamp_min(norm(x1, 2, Shape{d}, true), T(o.eps())), n2 = clamp_min(norm(x2, 2, Shape{d}, true), T(o.eps()));
+  return sum((x1 / n1) * (x2 / n2), d);
+}
+// x divided by its p-norm along dim (at least eps).
+template <detail::FloatElement T>
+Tensor<T> normalize(const Tensor<T>& x, const NormalizeFuncOptions& o = {}) {
+  return x / clamp_min(norm(x, o.p(), Shape{detail::wrap_dim(o.dim(), x.dim())}, true), T(o.eps()));
+}
+
 // 1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1,
 // the cosine over the last dim (PyTorch's 1e-12 added to each squared norm).
 template <detail::FloatElement T>
@@ -435,10 +495,8 @@ Tensor<T> triplet_margin_loss(const Tensor<T>& anchor, const Tensor<T>& positive
                               const TripletMarginLossOptions& o = {}) {
   detail::check(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(),
                 "The anchor, positive, and negative tensors are expected to have the same number of dimensions");
-  const int64_t d = anchor.dim() - 1;
-  auto distance = [&](const Tensor<T>& a, const Tensor<T>& b) {
-    return norm(a - b + T(o.eps()), o.p(), Shape{d});
-  };
+  const auto by = PairwiseDistanceFuncOptions().p(o.p()).eps(o.eps());
+  auto distance = [&](const Tensor<T>& a, const Tensor<T>& b) { return pairwise_distance(a, b, by); };
   const Tensor<T> d_ap = distance(anchor, positive);
   Tensor<T> d_an = distance(anchor, negative);
   if (o.swap()) d_an = minimum(d_an, distance(positive, negative));
@@ -447,6 +505,26 @@ Tensor<T> triplet_margin_loss(const Tensor<T>& anchor, const Tensor<T>& positive
 
 }  // namespace functional
 namespace F = functional;
+
+// The distances as modules of two inputs.
+class PairwiseDistanceImpl : public Module {
+ public:
+  explicit PairwiseDistanceImpl(const PairwiseDistanceOptions& options = {}) : options(options) {}
+  std::string name() const override { return "PairwiseDistance"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x1, const Tensor<T>& x2) const { return F::pairwise_distance(x1, x2, options); }
+  PairwiseDistanceOptions options;
+};
+using PairwiseDistance = ModuleHolder<PairwiseDistanceImpl>;
+class CosineSimilarityImpl : public Module {
+ public:
+  explicit CosineSimilarityImpl(const CosineSimilarityOptions& options = {}) : options(options) {}
+  std::string name() const override { return "CosineSimilarity"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x1, const Tensor<T>& x2) const { return F::cosine_similarity(x1, x2, options); }
+  CosineSimilarityOptions options;
+};
+using CosineSimilarity = ModuleHolder<CosineSimilarityImpl>;
 
 // ----- modules ---------------------------------------------------------------------
 // A loss module: its options, PyTorch's name, and F's function as forward.

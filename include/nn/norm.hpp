@@ -99,6 +99,41 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Shape& normalized_shape, const Te
   return y;
 }
 
+// Normalization of each instance's channels over their own spatial dims:
+// x (N, C, *) as a batch norm over a batch of one with N C channels.
+// With running statistics, those are updated (use_input_stats) by the
+// mean of the instances' statistics, or used instead of them.
+template <detail::FloatElement T>
+Tensor<T> instance_norm(const Tensor<T>& x, Tensor<T> running_mean = {}, Tensor<T> running_var = {},
+                        const Tensor<T>& weight = {}, const Tensor<T>& bias = {}, bool use_input_stats = true, double momentum = 0.1,
+                        double eps = 1e-5) {
+  detail::check(x.dim() >= 3, "instance_norm: expected an input of at least 3 dimensions (N, C, *), got ", x.sizes());
+  const int64_t n = x.size(0), c = x.size(1);
+  if (use_input_stats && x.numel() / std::max<int64_t>(n * c, 1) <= 1) {
+    std::ostringstream os;
+    os << "Expected more than 1 spatial element when training, got input size torch.Size([";
+    for (int64_t d = 0; d < x.dim(); ++d) os << (d ? ", " : "") << x.size(d);
+    os << "])";
+    throw Error(os.str());
+  }
+  Shape folded = x.sizes(), per_channel(static_cast<std::size_t>(x.dim()), 1);
+  folded[0] = 1;
+  folded[1] = n * c;
+  per_channel[1] = c;
+  const bool running = running_mean.defined() && running_var.defined();
+  const Tensor<T> mean_n = running ? repeat(running_mean.detach(), {n}) : Tensor<T>();
+  const Tensor<T> var_n = running ? repeat(running_var.detach(), {n}) : Tensor<T>();
+  Tensor<T> y = batch_norm(x.reshape(folded), mean_n, var_n, Tensor<T>(), Tensor<T>(), use_input_stats, momentum, eps).view(x.sizes());
+  if (running && use_input_stats) {
+    const NoGradGuard no_grad;
+    running_mean.copy_(mean(mean_n.view({n, c}), Shape{0}));
+    running_var.copy_(mean(var_n.view({n, c}), Shape{0}));
+  }
+  if (weight.defined()) y = y * weight.view(per_channel);
+  if (bias.defined()) y = y + bias.view(per_channel);
+  return y;
+}
+
 // Normalization over groups of channels: x (N, C, *) seen as (N, G, C/G *).
 template <detail::FloatElement T>
 Tensor<T> group_norm(const Tensor<T>& x, int64_t num_groups, const Tensor<T>& weight = {}, const Tensor<T>& bias = {},
@@ -253,5 +288,68 @@ class GroupNormImpl : public Module {
   AnyTensor& bias;
 };
 using GroupNorm = ModuleHolder<GroupNormImpl>;
+
+// InstanceNorm1d and InstanceNorm2d (libtorch: InstanceNormOptions): no
+// affine parameters and no running statistics unless asked for.
+struct InstanceNormOptions {
+  InstanceNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT: implicit
+  InstanceNormOptions& eps(double v) { eps_ = v; return *this; }
+  InstanceNormOptions& momentum(double v) { momentum_ = v; return *this; }
+  InstanceNormOptions& affine(bool v) { affine_ = v; return *this; }
+  InstanceNormOptions& track_running_stats(bool v) { track_running_stats_ = v; return *this; }
+  int64_t num_features() const { return num_features_; }
+  double eps() const { return eps_; }
+  double momentum() const { return momentum_; }
+  bool affine() const { return affine_; }
+  bool track_running_stats() const { return track_running_stats_; }
+
+ private:
+  int64_t num_features_;
+  double eps_ = 1e-5, momentum_ = 0.1;
+  bool affine_ = false, track_running_stats_ = false;
+};
+template <int D>
+class InstanceNormImpl : public Module {
+ public:
+  explicit InstanceNormImpl(const InstanceNormOptions& options)
+      : options(options),
+        weight(register_parameter("weight", options.affine() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
+        bias(register_parameter("bias", options.affine() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
+        running_mean(register_buffer("running_mean", options.track_running_stats() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
+        running_var(register_buffer("running_var", options.track_running_stats() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
+        num_batches_tracked(register_buffer("num_batches_tracked", options.track_running_stats() ? AnyTensor(zeros<int64_t>({})) : AnyTensor())) {}
+  std::string name() const override { return D == 1 ? "InstanceNorm1d" : "InstanceNorm2d"; }
+  std::string extra_repr() const override {
+    return std::to_string(options.num_features()) + ", eps=" + detail::python_float_repr(options.eps()) +
+           ", momentum=" + detail::python_float_repr(options.momentum()) + ", affine=" + (options.affine() ? "True" : "False") +
+           ", track_running_stats=" + (options.track_running_stats() ? "True" : "False");
+  }
+  // (C, *) without a batch dim too, as PyTorch's.
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    detail::check(x.dim() == D + 1 || x.dim() == D + 2, "expected ", D + 1, "D or ", D + 2, "D input (got ", x.dim(), "D input)");
+    if (x.dim() == D + 1) return forward(x.unsqueeze(0)).squeeze(0);
+    auto typed = [](const AnyTensor& t) { return t.defined() ? t.as<T>() : Tensor<T>(); };
+    const bool use_input_stats = is_training() || !options.track_running_stats();
+    if (is_training() && options.track_running_stats()) {
+      auto& count = num_batches_tracked.as<int64_t>();
+      count.fill_(count.item() + 1);
+    }
+    return F::instance_norm(x, typed(running_mean), typed(running_var), typed(weight), typed(bias), use_input_stats,
+                            options.momentum(), options.eps());
+  }
+  InstanceNormOptions options;
+  AnyTensor& weight;
+  AnyTensor& bias;
+  AnyTensor& running_mean;
+  AnyTensor& running_var;
+  AnyTensor& num_batches_tracked;
+};
+using InstanceNorm1dImpl = InstanceNormImpl<1>;
+using InstanceNorm2dImpl = InstanceNormImpl<2>;
+using InstanceNorm1d = ModuleHolder<InstanceNorm1dImpl>;
+using InstanceNorm2d = ModuleHolder<InstanceNorm2dImpl>;
+using InstanceNorm1dOptions = InstanceNormOptions;
+using InstanceNorm2dOptions = InstanceNormOptions;
 
 }  // namespace tsr::nn

@@ -268,6 +268,44 @@ Tensor<T> interpolate(const Tensor<T>& x, const InterpolateFuncOptions& o) {
   return out;
 }
 
+// (*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes
+// r x r blocks of pixels (sub-pixel convolution's rearrangement).
+template <detail::FloatElement T>
+Tensor<T> pixel_shuffle(const Tensor<T>& x, int64_t upscale_factor) {
+  const int64_t r = upscale_factor, nd = x.dim();
+  detail::check(nd >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with ", nd, " dimension(s)");
+  detail::check(r > 0, "pixel_shuffle expects a positive upscale_factor, but got ", r);
+  const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  detail::check(c % (r * r) == 0, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=",
+                c, " is not divisible by ", r * r);
+  Shape lead(x.sizes().begin(), x.sizes().end() - 3), split = lead, order, out = lead;
+  for (int64_t v : {c / (r * r), r, r, h, w}) split.push_back(v);
+  const auto b = static_cast<int64_t>(lead.size());
+  for (int64_t k = 0; k < b; ++k) order.push_back(k);
+  for (int64_t k : {0, 3, 1, 4, 2}) order.push_back(b + k);  // C, H, r, W, r
+  for (int64_t v : {c / (r * r), h * r, w * r}) out.push_back(v);
+  return x.reshape(split).permute(order).reshape(out);
+}
+// The inverse: (*, C, H r, W r) -> (*, C r^2, H, W).
+template <detail::FloatElement T>
+Tensor<T> pixel_unshuffle(const Tensor<T>& x, int64_t downscale_factor) {
+  const int64_t r = downscale_factor, nd = x.dim();
+  detail::check(nd >= 3, "pixel_unshuffle expects input to have at least 3 dimensions, but got input with ", nd, " dimension(s)");
+  detail::check(r > 0, "pixel_unshuffle expects a positive downscale_factor, but got ", r);
+  const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  detail::check(h % r == 0, "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=", h,
+                " is not divisible by ", r);
+  detail::check(w % r == 0, "pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=", w,
+                " is not divisible by ", r);
+  Shape lead(x.sizes().begin(), x.sizes().end() - 3), split = lead, order, out = lead;
+  for (int64_t v : {c, h / r, r, w / r, r}) split.push_back(v);
+  const auto b = static_cast<int64_t>(lead.size());
+  for (int64_t k = 0; k < b; ++k) order.push_back(k);
+  for (int64_t k : {0, 2, 4, 1, 3}) order.push_back(b + k);  // C, r, r, H, W
+  for (int64_t v : {c * r * r, h / r, w / r}) out.push_back(v);
+  return x.reshape(split).permute(order).reshape(out);
+}
+
 // Max pooling to a fixed output size, over PyTorch's adaptive windows.
 template <detail::FloatElement T>
 Tensor<T> adaptive_max_pool2d(const Tensor<T>& x, ExpandingArray<2> output_size) {
@@ -310,6 +348,32 @@ Tensor<T> bilinear(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& we
 }  // namespace tsr::nn::functional
 
 namespace tsr::nn {
+
+// libtorch: PixelShuffleOptions(upscale_factor), PixelUnshuffleOptions(downscale_factor).
+struct PixelShuffleOptions {
+  PixelShuffleOptions(int64_t factor) : factor_(factor) {}  // NOLINT: implicit, nn::PixelShuffle(2)
+  int64_t upscale_factor() const { return factor_; }
+  int64_t downscale_factor() const { return factor_; }
+ private:
+  int64_t factor_;
+};
+using PixelUnshuffleOptions = PixelShuffleOptions;
+template <bool Up>
+class PixelShuffleImplBase : public Module {
+ public:
+  explicit PixelShuffleImplBase(const PixelShuffleOptions& options) : factor(options.upscale_factor()) {}
+  std::string name() const override { return Up ? "PixelShuffle" : "PixelUnshuffle"; }
+  std::string extra_repr() const override { return (Up ? "upscale_factor=" : "downscale_factor=") + std::to_string(factor); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return Up ? functional::pixel_shuffle(x, factor) : functional::pixel_unshuffle(x, factor);
+  }
+  int64_t factor;
+};
+using PixelShuffleImpl = PixelShuffleImplBase<true>;
+using PixelShuffle = ModuleHolder<PixelShuffleImpl>;
+using PixelUnshuffleImpl = PixelShuffleImplBase<false>;
+using PixelUnshuffle = ModuleHolder<PixelUnshuffleImpl>;
 
 // Resizes its input as F::interpolate does with its options: size or
 // scale_factor, mode, align_corners.
