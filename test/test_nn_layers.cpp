@@ -530,6 +530,35 @@ TEST_CASE("instance norm, pairwise distance, cosine similarity, normalize: as Py
   CHECK(error_of([] { nn::InstanceNorm2d(3)->forward(randn({3, 4})); }) == "expected 3D or 4D input (got 2D input)");
 }
 
+template <class T>
+void check_padding_modules(const std::string& tag, double rtol) {
+  using V = std::vector<Tensor<T>>;
+  auto run = [&](const std::string& name, const nn::Sequential& m) {
+    check_forward_backward<T>("nn_pm_" + tag + "_" + name, 1, [&](const V& v) { return m->forward(v[0]); }, rtol);
+  };
+  run("zero_pad2d", nn::Sequential(nn::ZeroPad2d(nn::ZeroPad2dOptions({1, 1, 2, 0}))));
+  run("constant_pad1d", nn::Sequential(nn::ConstantPad1d(nn::ConstantPad1dOptions({3, 1}, 3.5))));
+  run("constant_pad2d", nn::Sequential(nn::ConstantPad2d(2, -1.0)));
+  run("reflection_pad1d", nn::Sequential(nn::ReflectionPad1d(nn::ReflectionPad1dOptions({3, 1}))));
+  run("reflection_pad2d", nn::Sequential(nn::ReflectionPad2d(nn::ReflectionPad2dOptions({1, 2, 3, 0}))));
+  run("replication_pad1d", nn::Sequential(nn::ReplicationPad1d(2)));
+  run("replication_pad2d", nn::Sequential(nn::ReplicationPad2d(nn::ReplicationPad2dOptions({1, 1, 2, 0}))));
+  run("adaptive_avg_pool1d", nn::Sequential(nn::AdaptiveAvgPool1d(4)));
+  run("adaptive_max_pool1d", nn::Sequential(nn::AdaptiveMaxPool1d(3)));
+}
+
+TEST_CASE("padding modules, 1-d adaptive pooling: values, gradients and reprs as PyTorch's") {
+  check_padding_modules<float>("f32", 2e-5);
+  check_padding_modules<double>("f64", 1e-12);
+  CHECK(nn::ZeroPad2d(2)->repr() == "ZeroPad2d((2, 2, 2, 2))");
+  CHECK(nn::ConstantPad1d(2, 3.5)->repr() == "ConstantPad1d(padding=(2, 2), value=3.5)");
+  CHECK(nn::ConstantPad2d(nn::ConstantPad2dOptions({1, 0, 2, 1}, 0.0))->repr() == "ConstantPad2d(padding=(1, 0, 2, 1), value=0.0)");
+  CHECK(nn::ReflectionPad1d(nn::ReflectionPad1dOptions({3, 1}))->repr() == "ReflectionPad1d((3, 1))");
+  CHECK(nn::ReplicationPad2d(nn::ReplicationPad2dOptions({1, 1, 2, 0}))->repr() == "ReplicationPad2d((1, 1, 2, 0))");
+  CHECK(nn::AdaptiveAvgPool1d(3)->repr() == "AdaptiveAvgPool1d(output_size=3)");
+  CHECK(nn::AdaptiveMaxPool1d(4)->repr() == "AdaptiveMaxPool1d(output_size=4)");
+}
+
 TEST_CASE("padding, interpolation, adaptive max pooling, Bilinear, transposed convolution: values and gradients as PyTorch's") {
   check_resample<float>("f32", 2e-5);
   check_resample<double>("f64", 1e-12);

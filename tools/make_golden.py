@@ -1442,6 +1442,29 @@ def nn_norms_distances():
         save(f"nn_nd_{tag}_running_eval", F.instance_norm(x, rm, rv, use_input_stats=False))
 
 
+def nn_padding_modules():
+    """nn: the padding modules and the 1-d adaptive poolings (values and
+    gradients, float and double)."""
+    import torch.nn as nn
+    g = torch.Generator().manual_seed(47)
+
+    def run(name, tensors, f, tag):
+        _save_forward_backward(f"nn_pm_{tag}_{name}", tensors, f, g)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        run("zero_pad2d", [r(1, 2, 3, 4)], nn.ZeroPad2d((1, 1, 2, 0)), tag)
+        run("constant_pad1d", [r(2, 3, 4)], nn.ConstantPad1d((3, 1), 3.5), tag)
+        run("constant_pad2d", [r(2, 3, 4)], nn.ConstantPad2d(2, -1.0), tag)
+        run("reflection_pad1d", [r(2, 3, 5)], nn.ReflectionPad1d((3, 1)), tag)
+        run("reflection_pad2d", [r(1, 2, 4, 5)], nn.ReflectionPad2d((1, 2, 3, 0)), tag)
+        run("replication_pad1d", [r(2, 3, 4)], nn.ReplicationPad1d(2), tag)
+        run("replication_pad2d", [r(1, 2, 3, 4)], nn.ReplicationPad2d((1, 1, 2, 0)), tag)
+        run("adaptive_avg_pool1d", [r(2, 3, 10)], nn.AdaptiveAvgPool1d(4), tag)
+        run("adaptive_max_pool1d", [r(3, 7)], nn.AdaptiveMaxPool1d(3), tag)
+
+
 def _save_module_case(prefix, model, tensors, f, g):
     """_save_forward_backward for f(model, *tensors), plus the gradient of
     every parameter as prefix_p_<name>."""
@@ -1939,6 +1962,7 @@ if __name__ == "__main__":
     nn_resample_modes()
     nn_activations_more()
     nn_norms_distances()
+    nn_padding_modules()
     nn_recurrent()
     nn_attention()
     optim_trajectories()

@@ -155,17 +155,43 @@ Tensor<T> group_norm(const Tensor<T>& x, int64_t num_groups, const Tensor<T>& we
 }  // namespace functional
 namespace F = functional;
 
+// What BatchNorm and InstanceNorm hold, under PyTorch's names: the affine
+// weight and bias (when affine), the running statistics and the count of
+// training calls (when tracked).
+class NormStateModule : public Module {
+ public:
+  AnyTensor& weight;
+  AnyTensor& bias;
+  AnyTensor& running_mean;
+  AnyTensor& running_var;
+  AnyTensor& num_batches_tracked;
+
+ protected:
+  NormStateModule(int64_t features, bool affine, bool track)
+      : weight(register_parameter("weight", affine ? AnyTensor(ones<float>({features})) : AnyTensor())),
+        bias(register_parameter("bias", affine ? AnyTensor(zeros<float>({features})) : AnyTensor())),
+        running_mean(register_buffer("running_mean", track ? AnyTensor(zeros<float>({features})) : AnyTensor())),
+        running_var(register_buffer("running_var", track ? AnyTensor(ones<float>({features})) : AnyTensor())),
+        num_batches_tracked(register_buffer("num_batches_tracked", track ? AnyTensor(zeros<int64_t>({})) : AnyTensor())) {}
+  // Counts a training call; returns the new count.
+  int64_t count_batch() const {
+    auto& count = num_batches_tracked.as<int64_t>();
+    count.fill_(count.item() + 1);
+    return count.item();
+  }
+  // A parameter or buffer as T, undefined where it is not held.
+  template <class T>
+  static Tensor<T> typed(const AnyTensor& t) {
+    return t.defined() ? t.as<T>() : Tensor<T>();
+  }
+};
+
 // BatchNorm1d (input (N, C) or (N, C, L)) and BatchNorm2d ((N, C, H, W)).
 template <std::size_t D>
-class BatchNormImpl : public Module {
+class BatchNormImpl : public NormStateModule {
  public:
   explicit BatchNormImpl(const BatchNormOptions& options)
-      : options(options),
-        weight(register_parameter("weight", options.affine() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
-        bias(register_parameter("bias", options.affine() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
-        running_mean(register_buffer("running_mean", options.track_running_stats() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
-        running_var(register_buffer("running_var", options.track_running_stats() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
-        num_batches_tracked(register_buffer("num_batches_tracked", options.track_running_stats() ? AnyTensor(zeros<int64_t>({})) : AnyTensor())) {}
+      : NormStateModule(options.num_features(), options.affine(), options.track_running_stats()), options(options) {}
   std::string name() const override { return D == 1 ? "BatchNorm1d" : "BatchNorm2d"; }
   std::string extra_repr() const override {
     return std::to_string(options.num_features()) + ", eps=" + detail::python_float_repr(options.eps()) + ", momentum=" +
@@ -184,24 +210,17 @@ class BatchNormImpl : public Module {
                   " elements not ", options.num_features());
     double factor = options.momentum().value_or(0.0);
     if (is_training() && options.track_running_stats()) {
-      auto& count = num_batches_tracked.as<int64_t>();
-      count.fill_(count.item() + 1);
-      if (!options.momentum()) factor = 1.0 / static_cast<double>(count.item());
+      const int64_t count = count_batch();
+      if (!options.momentum()) factor = 1.0 / static_cast<double>(count);
     }
     const bool batch_stats = is_training() || !options.track_running_stats();
     const bool update = is_training() && options.track_running_stats();
-    auto typed = [](const AnyTensor& t) { return t.defined() ? t.as<T>() : Tensor<T>(); };
-    return F::batch_norm(x, update || !batch_stats ? typed(running_mean) : Tensor<T>(),
-                         update || !batch_stats ? typed(running_var) : Tensor<T>(), typed(weight), typed(bias), batch_stats,
-                         factor, options.eps());
+    return F::batch_norm(x, update || !batch_stats ? typed<T>(running_mean) : Tensor<T>(),
+                         update || !batch_stats ? typed<T>(running_var) : Tensor<T>(), typed<T>(weight), typed<T>(bias),
+                         batch_stats, factor, options.eps());
   }
 
   BatchNormOptions options;
-  AnyTensor& weight;
-  AnyTensor& bias;
-  AnyTensor& running_mean;
-  AnyTensor& running_var;
-  AnyTensor& num_batches_tracked;
 };
 using BatchNorm1dImpl = BatchNormImpl<1>;
 using BatchNorm2dImpl = BatchNormImpl<2>;
@@ -309,15 +328,10 @@ struct InstanceNormOptions {
   bool affine_ = false, track_running_stats_ = false;
 };
 template <int D>
-class InstanceNormImpl : public Module {
+class InstanceNormImpl : public NormStateModule {
  public:
   explicit InstanceNormImpl(const InstanceNormOptions& options)
-      : options(options),
-        weight(register_parameter("weight", options.affine() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
-        bias(register_parameter("bias", options.affine() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
-        running_mean(register_buffer("running_mean", options.track_running_stats() ? AnyTensor(zeros<float>({options.num_features()})) : AnyTensor())),
-        running_var(register_buffer("running_var", options.track_running_stats() ? AnyTensor(ones<float>({options.num_features()})) : AnyTensor())),
-        num_batches_tracked(register_buffer("num_batches_tracked", options.track_running_stats() ? AnyTensor(zeros<int64_t>({})) : AnyTensor())) {}
+      : NormStateModule(options.num_features(), options.affine(), options.track_running_stats()), options(options) {}
   std::string name() const override { return D == 1 ? "InstanceNorm1d" : "InstanceNorm2d"; }
   std::string extra_repr() const override {
     return std::to_string(options.num_features()) + ", eps=" + detail::python_float_repr(options.eps()) +
@@ -329,21 +343,12 @@ class InstanceNormImpl : public Module {
   Tensor<T> forward(const Tensor<T>& x) const {
     detail::check(x.dim() == D + 1 || x.dim() == D + 2, "expected ", D + 1, "D or ", D + 2, "D input (got ", x.dim(), "D input)");
     if (x.dim() == D + 1) return forward(x.unsqueeze(0)).squeeze(0);
-    auto typed = [](const AnyTensor& t) { return t.defined() ? t.as<T>() : Tensor<T>(); };
     const bool use_input_stats = is_training() || !options.track_running_stats();
-    if (is_training() && options.track_running_stats()) {
-      auto& count = num_batches_tracked.as<int64_t>();
-      count.fill_(count.item() + 1);
-    }
-    return F::instance_norm(x, typed(running_mean), typed(running_var), typed(weight), typed(bias), use_input_stats,
+    if (is_training() && options.track_running_stats()) count_batch();
+    return F::instance_norm(x, typed<T>(running_mean), typed<T>(running_var), typed<T>(weight), typed<T>(bias), use_input_stats,
                             options.momentum(), options.eps());
   }
   InstanceNormOptions options;
-  AnyTensor& weight;
-  AnyTensor& bias;
-  AnyTensor& running_mean;
-  AnyTensor& running_var;
-  AnyTensor& num_batches_tracked;
 };
 using InstanceNorm1dImpl = InstanceNormImpl<1>;
 using InstanceNorm2dImpl = InstanceNormImpl<2>;

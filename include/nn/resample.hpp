@@ -327,6 +327,18 @@ Tensor<T> adaptive_max_pool2d(const Tensor<T>& x, ExpandingArray<2> output_size)
   return stack(cells, -1).view(out_shape);
 }
 
+// The 1-d adaptive poolings: (N, C, L) or (C, L) as one row of pixels.
+template <detail::FloatElement T>
+Tensor<T> adaptive_avg_pool1d(const Tensor<T>& x, int64_t output_size) {
+  detail::check(x.dim() == 2 || x.dim() == 3, "adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got ", x.sizes());
+  return adaptive_avg_pool2d(x.unsqueeze(-2), {1, output_size}).squeeze(-2);
+}
+template <detail::FloatElement T>
+Tensor<T> adaptive_max_pool1d(const Tensor<T>& x, int64_t output_size) {
+  detail::check(x.dim() == 2 || x.dim() == 3, "adaptive_max_pool1d(): Expected 2D or 3D tensor, but got ", x.sizes());
+  return adaptive_max_pool2d(x.unsqueeze(-2), {1, output_size}).squeeze(-2);
+}
+
 // x1^T A x2 + b over the last dims: weight (out, in1, in2).
 template <detail::FloatElement T>
 Tensor<T> bilinear(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& weight, const Tensor<T>& bias = {}) {
@@ -348,6 +360,77 @@ Tensor<T> bilinear(const Tensor<T>& x1, const Tensor<T>& x2, const Tensor<T>& we
 }  // namespace tsr::nn::functional
 
 namespace tsr::nn {
+
+// The padding modules: F::pad of the last D dims with one mode. Options as
+// libtorch's: ZeroPad2dOptions(padding), ConstantPad1dOptions(padding,
+// value), ReflectionPad2dOptions(padding), ...; one number pads every side,
+// or {left, right} ({left, right, top, bottom} in 2-d).
+template <int D>
+struct PadOptions {
+  PadOptions(ExpandingArray<2 * D> padding) : padding_(padding) {}  // NOLINT: implicit
+  const ExpandingArray<2 * D>& padding() const { return padding_; }
+ private:
+  ExpandingArray<2 * D> padding_;
+};
+template <int D>
+struct ConstantPadOptions {
+  ConstantPadOptions(ExpandingArray<2 * D> padding, double value) : padding_(padding), value_(value) {}
+  const ExpandingArray<2 * D>& padding() const { return padding_; }
+  double value() const { return value_; }
+ private:
+  ExpandingArray<2 * D> padding_;
+  double value_;
+};
+template <PadMode M, int D, bool Zero = false>
+class PadImpl : public Module {
+  static constexpr bool kValued = M == PadMode::Constant && !Zero;
+
+ public:
+  using Options = std::conditional_t<kValued, ConstantPadOptions<D>, PadOptions<D>>;
+  explicit PadImpl(const Options& options) : options(options) {}
+  explicit PadImpl(ExpandingArray<2 * D> padding) requires(!kValued) : options(padding) {}
+  PadImpl(ExpandingArray<2 * D> padding, double value) requires(kValued) : options(padding, value) {}
+  std::string name() const override {
+    const std::string dims = std::to_string(D) + "d";
+    if constexpr (M == PadMode::Reflect) return "ReflectionPad" + dims;
+    else if constexpr (M == PadMode::Replicate) return "ReplicationPad" + dims;
+    else if constexpr (M == PadMode::Circular) return "CircularPad" + dims;
+    else return (Zero ? "ZeroPad" : "ConstantPad") + dims;
+  }
+  std::string extra_repr() const override {
+    if constexpr (kValued) return "padding=" + options.padding().repr() + ", value=" + detail::python_float_repr(options.value());
+    else return options.padding().repr();
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    const auto& p = options.padding().values;
+    auto o = PadFuncOptions(std::vector<int64_t>(p.begin(), p.end())).mode(M);
+    if constexpr (kValued) o.value(options.value());
+    return functional::pad(x, o);
+  }
+  Options options;
+};
+using ZeroPad2dImpl = PadImpl<PadMode::Constant, 2, true>;
+using ZeroPad2d = ModuleHolder<ZeroPad2dImpl>;
+using ZeroPad2dOptions = PadOptions<2>;
+using ConstantPad1dImpl = PadImpl<PadMode::Constant, 1>;
+using ConstantPad1d = ModuleHolder<ConstantPad1dImpl>;
+using ConstantPad1dOptions = ConstantPadOptions<1>;
+using ConstantPad2dImpl = PadImpl<PadMode::Constant, 2>;
+using ConstantPad2d = ModuleHolder<ConstantPad2dImpl>;
+using ConstantPad2dOptions = ConstantPadOptions<2>;
+using ReflectionPad1dImpl = PadImpl<PadMode::Reflect, 1>;
+using ReflectionPad1d = ModuleHolder<ReflectionPad1dImpl>;
+using ReflectionPad1dOptions = PadOptions<1>;
+using ReflectionPad2dImpl = PadImpl<PadMode::Reflect, 2>;
+using ReflectionPad2d = ModuleHolder<ReflectionPad2dImpl>;
+using ReflectionPad2dOptions = PadOptions<2>;
+using ReplicationPad1dImpl = PadImpl<PadMode::Replicate, 1>;
+using ReplicationPad1d = ModuleHolder<ReplicationPad1dImpl>;
+using ReplicationPad1dOptions = PadOptions<1>;
+using ReplicationPad2dImpl = PadImpl<PadMode::Replicate, 2>;
+using ReplicationPad2d = ModuleHolder<ReplicationPad2dImpl>;
+using ReplicationPad2dOptions = PadOptions<2>;
 
 // libtorch: PixelShuffleOptions(upscale_factor), PixelUnshuffleOptions(downscale_factor).
 struct PixelShuffleOptions {
@@ -458,5 +541,21 @@ class AdaptiveMaxPool2dImpl : public Module {
   ExpandingArray<2> output_size;
 };
 using AdaptiveMaxPool2d = ModuleHolder<AdaptiveMaxPool2dImpl>;
+template <bool Max>
+class AdaptivePool1dImpl : public Module {
+ public:
+  explicit AdaptivePool1dImpl(int64_t output_size) : output_size(output_size) {}
+  std::string name() const override { return Max ? "AdaptiveMaxPool1d" : "AdaptiveAvgPool1d"; }
+  std::string extra_repr() const override { return "output_size=" + std::to_string(output_size); }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return Max ? F::adaptive_max_pool1d(x, output_size) : F::adaptive_avg_pool1d(x, output_size);
+  }
+  int64_t output_size;
+};
+using AdaptiveAvgPool1dImpl = AdaptivePool1dImpl<false>;
+using AdaptiveAvgPool1d = ModuleHolder<AdaptiveAvgPool1dImpl>;
+using AdaptiveMaxPool1dImpl = AdaptivePool1dImpl<true>;
+using AdaptiveMaxPool1d = ModuleHolder<AdaptiveMaxPool1dImpl>;
 
 }  // namespace tsr::nn
