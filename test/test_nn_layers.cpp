@@ -225,6 +225,53 @@ TEST_CASE("layers: dropout, training and evaluation modes") {
   CHECK(y_eval(0, 0) == doctest::Approx((1 - mean0) / std::sqrt(var0 + 1e-5f)));
 }
 
+// Each channel of each instance (planes over the dims after the batch and
+// channel dims) must be zeroed whole or kept whole and scaled by 1 / (1 - p).
+template <class T>
+void check_whole_channels(const Tensor<T>& y, int64_t planes, T scale) {
+  const Tensor<T> flat = y.reshape({planes, -1});
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < planes; ++i) {
+    const Tensor<T> plane = flat.select(0, i);
+    const T first = plane(0);
+    CHECK((first == T(0) || first == scale));
+    CHECK(bitwise_equal(plane, full<T>(plane.sizes(), first)));
+    dropped += first == T(0);
+  }
+  CHECK(dropped > 0);       // with 200 planes and p = 0.5, each side is certain
+  CHECK(dropped < planes);  // but for a chance of 2^-199
+}
+
+TEST_CASE("channel dropout: Dropout1d, Dropout2d, Dropout3d drop whole channels") {
+  manual_seed(3);
+  nn::Dropout2d drop2(0.5);
+  auto x = ones({20, 10, 3, 4}).requires_grad_();
+  const Tensor<float> y = drop2(x);
+  check_whole_channels(y, 200, 2.f);
+  sum(y).backward();
+  CHECK(bitwise_equal(x.grad(), y));  // the gradient of sum(x * mask) is the mask
+  drop2->eval();
+  CHECK(bitwise_equal(drop2(x.detach()), x.detach()));
+  // Unbatched inputs: one mask entry per channel.
+  check_whole_channels(nn::Dropout1d(0.5)(ones({200, 7})), 200, 2.f);
+  check_whole_channels(nn::Dropout3d(0.5)(ones({200, 2, 3, 2})), 200, 2.f);
+  check_whole_channels(nn::Dropout1d(0.5)(ones({4, 50, 6})), 200, 2.f);
+  // The same seed gives the same mask; p = 0 and p = 1 as PyTorch.
+  manual_seed(9);
+  const Tensor<float> a = nn::F::dropout2d(ones({4, 50, 2, 2}), 0.5);
+  manual_seed(9);
+  CHECK(bitwise_equal(nn::F::dropout2d(ones({4, 50, 2, 2}), 0.5), a));
+  CHECK(bitwise_equal(nn::F::dropout2d(ones({2, 3, 2}), 0.0), ones({2, 3, 2})));
+  CHECK(bitwise_equal(nn::F::dropout3d(ones({2, 3, 2, 2, 2}), 1.0), zeros({2, 3, 2, 2, 2})));
+  CHECK(nn::Dropout1d()->repr() == "Dropout1d(p=0.5, inplace=False)");
+  CHECK(nn::Dropout2d(0.3)->repr() == "Dropout2d(p=0.3, inplace=False)");
+  CHECK(nn::Dropout3d()->repr() == "Dropout3d(p=0.5, inplace=False)");
+  CHECK(error_of([] { nn::F::dropout1d(ones({1, 2, 3, 4})); }) ==
+        "dropout1d: Expected 2D or 3D input, but received a 4D input. Note that dropout1d exists to provide channel-wise dropout "
+        "on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).");
+  CHECK(error_of([] { nn::Dropout2d d(-0.1); }) == "dropout probability has to be between 0 and 1, but got -0.1");
+}
+
 TEST_CASE("a small CNN trains") {
   manual_seed(0);
   // Two classes: a bright square in the top left or the bottom right.

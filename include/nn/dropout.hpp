@@ -51,6 +51,37 @@ Tensor<T> dropout(const Tensor<T>& x, double p = 0.5, bool training = true) {
   if (!training || p == 0) return x;  // nothing dropped: x itself, as PyTorch
   return x * detail::dropout_mask<T>(x.sizes(), p, training, x.device());
 }
+// Channel dropout: each channel of each instance is zeroed whole with
+// probability p (the mask is drawn per (N, C), or per C for an input
+// without a batch dim) and the rest scaled by 1 / (1 - p).
+// dropout1d takes (C, L) or (N, C, L); dropout2d any input of two or more
+// dims as batched, (N, C, *), as PyTorch 1.13 does (a 3-d input is (N, C, L)
+// there, with a warning); dropout3d (C, D, H, W) unbatched, else batched.
+template <detail::FloatElement T>
+Tensor<T> feature_dropout(const Tensor<T>& x, double p, bool training, bool batched) {
+  detail::check_dropout_probability(p);
+  if (!training || p == 0) return x;
+  Shape mask = x.sizes();
+  for (std::size_t d = batched ? 2 : 1; d < mask.size(); ++d) mask[d] = 1;
+  return x * detail::dropout_mask<T>(mask, p, training, x.device());
+}
+template <detail::FloatElement T>
+Tensor<T> dropout1d(const Tensor<T>& x, double p = 0.5, bool training = true) {
+  detail::check(x.dim() == 2 || x.dim() == 3, "dropout1d: Expected 2D or 3D input, but received a ", x.dim(),
+                "D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).");
+  return feature_dropout(x, p, training, x.dim() == 3);
+}
+template <detail::FloatElement T>
+Tensor<T> dropout2d(const Tensor<T>& x, double p = 0.5, bool training = true) {
+  detail::check(x.dim() >= 2, "dropout2d: Expected an input of at least 2 dimensions (N, C, *), got ", x.sizes());
+  return feature_dropout(x, p, training, true);
+}
+template <detail::FloatElement T>
+Tensor<T> dropout3d(const Tensor<T>& x, double p = 0.5, bool training = true) {
+  detail::check(x.dim() >= 2, "dropout3d: Expected an input of at least 2 dimensions (N, C, *), got ", x.sizes());
+  return feature_dropout(x, p, training, x.dim() != 4);
+}
 }  // namespace functional
 namespace F = functional;
 
@@ -72,5 +103,30 @@ class DropoutImpl : public Module {
   DropoutOptions options;
 };
 using Dropout = ModuleHolder<DropoutImpl>;
+
+// Dropout1d, Dropout2d, Dropout3d: channel dropout (F::dropout1d, ...).
+template <int D>
+class FeatureDropoutImpl : public Module {
+ public:
+  explicit FeatureDropoutImpl(const DropoutOptions& options = {}) : options(options) {}
+  std::string name() const override { return "Dropout" + std::to_string(D) + "d"; }
+  std::string extra_repr() const override { return "p=" + detail::python_float_repr(options.p()) + ", inplace=False"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    if constexpr (D == 1) return F::dropout1d(x, options.p(), is_training());
+    else if constexpr (D == 2) return F::dropout2d(x, options.p(), is_training());
+    else return F::dropout3d(x, options.p(), is_training());
+  }
+  DropoutOptions options;
+};
+using Dropout1dImpl = FeatureDropoutImpl<1>;
+using Dropout1d = ModuleHolder<Dropout1dImpl>;
+using Dropout2dImpl = FeatureDropoutImpl<2>;
+using Dropout2d = ModuleHolder<Dropout2dImpl>;
+using Dropout3dImpl = FeatureDropoutImpl<3>;
+using Dropout3d = ModuleHolder<Dropout3dImpl>;
+using Dropout1dOptions = DropoutOptions;
+using Dropout2dOptions = DropoutOptions;
+using Dropout3dOptions = DropoutOptions;
 
 }  // namespace tsr::nn
