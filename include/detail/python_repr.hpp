@@ -33,4 +33,12 @@ inline std::string python_float_repr(double v) {
   if (digits.size() <= point) return s + digits + std::string(point - digits.size(), '0') + ".0";
   return s + digits.substr(0, point) + "." + digits.substr(point);
 }
+
+// PyTorch's repr of a shape, torch.Size([2, 3]), as its messages print one.
+template <class Sizes>
+std::string torch_size(const Sizes& sizes) {
+  std::string s = "torch.Size([";
+  for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "])";
+}
 }  // namespace tsr::detail

@@ -45,11 +45,20 @@ struct DropoutOptions {
 };
 
 namespace functional {
+// x times a mask over its first `mask_dims` dims, the same for all the
+// elements each mask entry covers (all dims: dropout; (N, C): channel
+// dropout).
 template <detail::FloatElement T>
-Tensor<T> dropout(const Tensor<T>& x, double p = 0.5, bool training = true) {
+Tensor<T> dropout_over(const Tensor<T>& x, double p, bool training, std::size_t mask_dims) {
   detail::check_dropout_probability(p);
   if (!training || p == 0) return x;  // nothing dropped: x itself, as PyTorch
-  return x * detail::dropout_mask<T>(x.sizes(), p, training, x.device());
+  Shape mask = x.sizes();
+  for (std::size_t d = mask_dims; d < mask.size(); ++d) mask[d] = 1;
+  return x * detail::dropout_mask<T>(mask, p, training, x.device());
+}
+template <detail::FloatElement T>
+Tensor<T> dropout(const Tensor<T>& x, double p = 0.5, bool training = true) {
+  return dropout_over(x, p, training, x.sizes().size());
 }
 // Channel dropout: each channel of each instance is zeroed whole with
 // probability p (the mask is drawn per (N, C), or per C for an input
@@ -59,11 +68,7 @@ Tensor<T> dropout(const Tensor<T>& x, double p = 0.5, bool training = true) {
 // there, with a warning); dropout3d (C, D, H, W) unbatched, else batched.
 template <detail::FloatElement T>
 Tensor<T> feature_dropout(const Tensor<T>& x, double p, bool training, bool batched) {
-  detail::check_dropout_probability(p);
-  if (!training || p == 0) return x;
-  Shape mask = x.sizes();
-  for (std::size_t d = batched ? 2 : 1; d < mask.size(); ++d) mask[d] = 1;
-  return x * detail::dropout_mask<T>(mask, p, training, x.device());
+  return dropout_over(x, p, training, batched ? 2 : 1);
 }
 template <detail::FloatElement T>
 Tensor<T> dropout1d(const Tensor<T>& x, double p = 0.5, bool training = true) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../any_tensor.hpp"
+#include "../detail/python_repr.hpp"
 
 namespace tsr::nn {
 
@@ -292,14 +293,7 @@ class Module : public std::enable_shared_from_this<Module> {
   static bool same_tensor(const AnyTensor& a, const AnyTensor& b) {
     return a.visit([&]<class T>(const Tensor<T>& x) { return b.is<T>() && b.as<T>().impl_ptr() == x.impl_ptr(); });
   }
-  static std::string torch_size(const AnyTensor& t) {
-    std::ostringstream os;
-    os << "torch.Size([";
-    const Shape& s = t.sizes();
-    for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-    os << "])";
-    return os.str();
-  }
+  static std::string torch_size(const AnyTensor& t) { return detail::torch_size(t.sizes()); }
   static std::string quoted(const std::vector<std::string>& keys) {
     std::string out;
     for (std::size_t i = 0; i < keys.size(); ++i) out += (i ? ", \"" : "\"") + keys[i] + "\"";

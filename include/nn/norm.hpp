@@ -50,13 +50,7 @@ Tensor<T> batch_norm(const Tensor<T>& x, Tensor<T> running_mean, Tensor<T> runni
   Tensor<T> y;
   if (training) {
     const int64_t count = x.numel() / std::max<int64_t>(c, 1);
-    if (count <= 1) {
-      std::ostringstream os;
-      os << "Expected more than 1 value per channel when training, got input size torch.Size([";
-      for (int64_t d = 0; d < x.dim(); ++d) os << (d ? ", " : "") << x.size(d);
-      os << "])";
-      throw Error(os.str());
-    }
+    detail::check(count > 1, "Expected more than 1 value per channel when training, got input size ", detail::torch_size(x.sizes()));
     const Tensor<T> mu = mean(x, dims, true), var = tsr::var(x, dims, 0, true);
     y = (x - mu) / sqrt(var + T(eps));
     if (running_mean.defined()) {
@@ -109,29 +103,23 @@ Tensor<T> instance_norm(const Tensor<T>& x, Tensor<T> running_mean = {}, Tensor<
                         double eps = 1e-5) {
   detail::check(x.dim() >= 3, "instance_norm: expected an input of at least 3 dimensions (N, C, *), got ", x.sizes());
   const int64_t n = x.size(0), c = x.size(1);
-  if (use_input_stats && x.numel() / std::max<int64_t>(n * c, 1) <= 1) {
-    std::ostringstream os;
-    os << "Expected more than 1 spatial element when training, got input size torch.Size([";
-    for (int64_t d = 0; d < x.dim(); ++d) os << (d ? ", " : "") << x.size(d);
-    os << "])";
-    throw Error(os.str());
-  }
-  Shape folded = x.sizes(), per_channel(static_cast<std::size_t>(x.dim()), 1);
+  detail::check(!use_input_stats || x.numel() / std::max<int64_t>(n * c, 1) > 1,
+                "Expected more than 1 spatial element when training, got input size ", detail::torch_size(x.sizes()));
+  Shape folded = x.sizes();
   folded[0] = 1;
   folded[1] = n * c;
-  per_channel[1] = c;
+  // Each channel's statistics and affine parameters, once per instance (as PyTorch's).
+  auto per_instance = [n](const Tensor<T>& t) { return t.defined() ? repeat(t, {n}) : Tensor<T>(); };
   const bool running = running_mean.defined() && running_var.defined();
-  const Tensor<T> mean_n = running ? repeat(running_mean.detach(), {n}) : Tensor<T>();
-  const Tensor<T> var_n = running ? repeat(running_var.detach(), {n}) : Tensor<T>();
-  Tensor<T> y = batch_norm(x.reshape(folded), mean_n, var_n, Tensor<T>(), Tensor<T>(), use_input_stats, momentum, eps).view(x.sizes());
+  const Tensor<T> mean_n = running ? per_instance(running_mean.detach()) : Tensor<T>();
+  const Tensor<T> var_n = running ? per_instance(running_var.detach()) : Tensor<T>();
+  Tensor<T> y = batch_norm(x.reshape(folded), mean_n, var_n, per_instance(weight), per_instance(bias), use_input_stats, momentum, eps);
   if (running && use_input_stats) {
     const NoGradGuard no_grad;
     running_mean.copy_(mean(mean_n.view({n, c}), Shape{0}));
     running_var.copy_(mean(var_n.view({n, c}), Shape{0}));
   }
-  if (weight.defined()) y = y * weight.view(per_channel);
-  if (bias.defined()) y = y + bias.view(per_channel);
-  return y;
+  return y.view(x.sizes());
 }
 
 // Normalization over groups of channels: x (N, C, *) seen as (N, G, C/G *).

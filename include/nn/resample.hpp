@@ -268,6 +268,26 @@ Tensor<T> interpolate(const Tensor<T>& x, const InterpolateFuncOptions& o) {
   return out;
 }
 
+}  // namespace tsr::nn::functional
+
+namespace tsr::detail {
+// x's last three dims split into `split`, permuted by `order` (indices into
+// split) and merged into `merged`; the leading dims stay as they are.
+template <class T>
+Tensor<T> rearrange_last3(const Tensor<T>& x, std::initializer_list<int64_t> split, std::initializer_list<int64_t> order,
+                          std::initializer_list<int64_t> merged) {
+  Shape lead(x.sizes().begin(), x.sizes().end() - 3), to_split = lead, permutation, out = lead;
+  const auto b = static_cast<int64_t>(lead.size());
+  for (int64_t k = 0; k < b; ++k) permutation.push_back(k);
+  for (int64_t v : split) to_split.push_back(v);
+  for (int64_t k : order) permutation.push_back(b + k);
+  for (int64_t v : merged) out.push_back(v);
+  return x.reshape(to_split).permute(permutation).reshape(out);
+}
+}  // namespace tsr::detail
+
+namespace tsr::nn::functional {
+
 // (*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes
 // r x r blocks of pixels (sub-pixel convolution's rearrangement).
 template <detail::FloatElement T>
@@ -278,13 +298,8 @@ Tensor<T> pixel_shuffle(const Tensor<T>& x, int64_t upscale_factor) {
   const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
   detail::check(c % (r * r) == 0, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=",
                 c, " is not divisible by ", r * r);
-  Shape lead(x.sizes().begin(), x.sizes().end() - 3), split = lead, order, out = lead;
-  for (int64_t v : {c / (r * r), r, r, h, w}) split.push_back(v);
-  const auto b = static_cast<int64_t>(lead.size());
-  for (int64_t k = 0; k < b; ++k) order.push_back(k);
-  for (int64_t k : {0, 3, 1, 4, 2}) order.push_back(b + k);  // C, H, r, W, r
-  for (int64_t v : {c / (r * r), h * r, w * r}) out.push_back(v);
-  return x.reshape(split).permute(order).reshape(out);
+  // (C, r, r, H, W) -> (C, H, r, W, r)
+  return detail::rearrange_last3(x, {c / (r * r), r, r, h, w}, {0, 3, 1, 4, 2}, {c / (r * r), h * r, w * r});
 }
 // The inverse: (*, C, H r, W r) -> (*, C r^2, H, W).
 template <detail::FloatElement T>
@@ -297,13 +312,8 @@ Tensor<T> pixel_unshuffle(const Tensor<T>& x, int64_t downscale_factor) {
                 " is not divisible by ", r);
   detail::check(w % r == 0, "pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=", w,
                 " is not divisible by ", r);
-  Shape lead(x.sizes().begin(), x.sizes().end() - 3), split = lead, order, out = lead;
-  for (int64_t v : {c, h / r, r, w / r, r}) split.push_back(v);
-  const auto b = static_cast<int64_t>(lead.size());
-  for (int64_t k = 0; k < b; ++k) order.push_back(k);
-  for (int64_t k : {0, 2, 4, 1, 3}) order.push_back(b + k);  // C, r, r, H, W
-  for (int64_t v : {c * r * r, h / r, w / r}) out.push_back(v);
-  return x.reshape(split).permute(order).reshape(out);
+  // (C, H, r, W, r) -> (C, r, r, H, W)
+  return detail::rearrange_last3(x, {c, h / r, r, w / r, r}, {0, 2, 4, 1, 3}, {c * r * r, h / r, w / r});
 }
 
 // Max pooling to a fixed output size, over PyTorch's adaptive windows.
@@ -384,6 +394,7 @@ struct ConstantPadOptions {
 template <PadMode M, int D, bool Zero = false>
 class PadImpl : public Module {
   static constexpr bool kValued = M == PadMode::Constant && !Zero;
+  static_assert(M != PadMode::Circular, "PyTorch 1.13 has no circular padding module: F::pad with kCircular");
 
  public:
   using Options = std::conditional_t<kValued, ConstantPadOptions<D>, PadOptions<D>>;
@@ -394,7 +405,6 @@ class PadImpl : public Module {
     const std::string dims = std::to_string(D) + "d";
     if constexpr (M == PadMode::Reflect) return "ReflectionPad" + dims;
     else if constexpr (M == PadMode::Replicate) return "ReplicationPad" + dims;
-    else if constexpr (M == PadMode::Circular) return "CircularPad" + dims;
     else return (Zero ? "ZeroPad" : "ConstantPad") + dims;
   }
   std::string extra_repr() const override {
