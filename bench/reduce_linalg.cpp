@@ -5,6 +5,7 @@
 // threads, medians.
 //   ./scripts/bench.sh reduce_linalg
 #include <tessera.hpp>
+#include <linalg/linalg.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -132,6 +133,49 @@ void training_shapes_section() {
     std::printf("\n");
   }
 }
+// tsr::linalg against libtorch's torch::linalg (its LAPACK: Debian's
+// OpenBLAS) on well-conditioned matrices: a solve with one right-hand side,
+// the inverse, the determinant, and the Cholesky factor of A A^T.
+template <class T>
+void linear_systems_section() {
+  std::printf(" %s linear systems, medians in turns (tessera : libtorch ms, speed = libtorch / tessera):\n",
+              std::is_same_v<T, float> ? "float" : "double");
+  for (const int64_t n : {64, 256, 1000}) {
+    const Tensor<T> a = Tensor<T>(randn<T>({n, n}) + T(n) * eye<T>(n)), b = randn<T>({n, 1});
+    const Tensor<T> spd = Tensor<T>(matmul(a, a.t()));
+    const int block = n <= 64 ? 50 : n <= 256 ? 5 : 1;
+    auto report = [&](const char* what, auto&& ours, auto&& theirs) {
+#ifdef TSR_BENCH_TORCH
+      const auto [t_ours, t_torch] = bench::in_turns(9, block, ours, theirs);
+      std::printf("  n = %4lld %-9s tessera %8.3f ms  libtorch %8.3f ms  speed %.2fx\n", (long long)n, what, t_ours,
+                  t_torch, t_torch / t_ours);
+#else
+      (void)theirs;
+      const auto [t_ours] = bench::in_turns(9, block, ours);
+      std::printf("  n = %4lld %-9s tessera %8.3f ms\n", (long long)n, what, t_ours);
+#endif
+    };
+    const auto solve = [&] { bench::keep(linalg::solve(a, b)); };
+    const auto inverse = [&] { bench::keep(linalg::inv(a)); };
+    const auto determinant = [&] { bench::keep(linalg::det(a)); };
+    const auto factor = [&] { bench::keep(linalg::cholesky(spd)); };
+#ifdef TSR_BENCH_TORCH
+    const auto dtype = std::is_same_v<T, float> ? torch::kFloat : torch::kDouble;
+    const auto ta = torch::from_blob(const_cast<T*>(a.data_ptr()), {n, n}, dtype).clone();
+    const auto tb = torch::from_blob(const_cast<T*>(b.data_ptr()), {n, 1}, dtype).clone();
+    const auto tspd = torch::from_blob(const_cast<T*>(spd.data_ptr()), {n, n}, dtype).clone();
+    report("solve", solve, [&] { bench::keep(torch::linalg::solve(ta, tb, /*left=*/true)); });
+    report("inv", inverse, [&] { bench::keep(torch::linalg::inv(ta)); });
+    report("det", determinant, [&] { bench::keep(torch::linalg::det(ta)); });
+    report("cholesky", factor, [&] { bench::keep(torch::linalg::cholesky(tspd)); });
+#else
+    for (const auto& [what, ours] : {std::pair<const char*, std::function<void()>>{"solve", solve}, {"inv", inverse},
+                                     {"det", determinant}, {"cholesky", factor}})
+      report(what, ours, [] {});
+#endif
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -216,6 +260,8 @@ int main() {
     for (int64_t n : {256, 512, 1024, 2048}) gemm_section<float>(n);
     gemm_section<double>(1024);
     training_shapes_section<float>();
+    linear_systems_section<float>();
+    linear_systems_section<double>();
   }
   return 0;
 }

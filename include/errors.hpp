@@ -21,6 +21,12 @@ struct IndexError : Error {
 struct ValueError : Error {
   using Error::Error;
 };
+// A matrix that a linear-algebra function cannot factor: singular for a
+// solve or an inverse, not positive-definite for a Cholesky factorization
+// (torch.linalg.LinAlgError).
+struct LinAlgError : Error {
+  using Error::Error;
+};
 // A device allocation that failed even after the allocator's cache was
 // released (torch.cuda.OutOfMemoryError).
 struct OutOfMemoryError : Error {

@@ -1,7 +1,14 @@
 // Matrix products against PyTorch 1.13 (tools/make_golden.py: linalg), the
 // packed GEMM against a double-precision reference on shapes that hit every
-// edge tile, thread-count determinism, and PyTorch's error texts.
+// edge tile, thread-count determinism, and PyTorch's error texts; and
+// tsr::linalg's solves, inverses, determinants and Cholesky factors
+// (make_golden.py: linalg_decompositions), their residuals, gradients to the
+// second order and errors; and einsum (make_golden.py: einsum_cases).
 #include "common.hpp"
+
+#include <fstream>
+
+#include <linalg/linalg.hpp>
 
 using namespace tsr;
 using test::check_close;
@@ -197,4 +204,227 @@ TEST_CASE("matrix products raise PyTorch's errors") {
   Tensor<float> c = ones<float>({1, 4});
   CHECK(error_of([&] { addmm_(c, a, ones<float>({3, 4})); }) ==
         "Bad in-place call: input tensor size [1, 4] and output tensor size [2, 4] should match");
+}
+
+namespace {
+
+// Every linalg_decompositions case of one dtype: values and gradients.
+template <class T>
+void check_decompositions(const std::string& tag, double rtol, double of_largest) {
+  using V = std::vector<Tensor<T>>;
+  const std::string p = "la2_" + tag + "_";
+  for (const char* name : {"solve_matrix", "solve_vector", "solve_batch_vectors", "solve_broadcast",
+                           "solve_one_vector_batch", "solve_large"})
+    test::check_forward_backward<T>(p + name, 2, [](const V& v) { return linalg::solve(v[0], v[1]); }, rtol, of_largest);
+  for (const char* name : {"inv", "inv_batch", "inv_large"})
+    test::check_forward_backward<T>(p + name, 1, [](const V& v) { return linalg::inv(v[0]); }, rtol, of_largest);
+  for (const char* name : {"det", "det_batch", "det_large"})
+    test::check_forward_backward<T>(p + name, 1, [](const V& v) { return linalg::det(v[0]); }, rtol, of_largest);
+  test::check_forward_backward<T>(p + "slogdet", 1, [](const V& v) { return std::get<1>(linalg::slogdet(v[0])); }, rtol, of_largest);
+  for (const char* name : {"cholesky", "cholesky_large"})
+    test::check_forward_backward<T>(p + name, 1, [](const V& v) { return linalg::cholesky(v[0]); }, rtol, of_largest);
+  test::check_forward_backward<T>(p + "cholesky_upper", 1, [](const V& v) { return linalg::cholesky(v[0], true); }, rtol, of_largest);
+  test::check_forward_backward<T>(p + "solve_triangular_upper", 2,
+                                  [](const V& v) { return linalg::solve_triangular(v[0], v[1], true); }, rtol, of_largest);
+  test::check_forward_backward<T>(p + "solve_triangular_lower_unit", 2,
+                                  [](const V& v) { return linalg::solve_triangular(v[0], v[1], false, true, true); }, rtol, of_largest);
+  test::check_forward_backward<T>(p + "solve_triangular_right", 2,
+                                  [](const V& v) { return linalg::solve_triangular(v[0], v[1], true, false); }, rtol, of_largest);
+  test::check_forward_backward<T>(p + "solve_triangular_right_lower", 2,
+                                  [](const V& v) { return linalg::solve_triangular(v[0], v[1], false, false); }, rtol, of_largest);
+}
+
+}  // namespace
+
+TEST_CASE("linalg: solve, inv, det, slogdet, cholesky and solve_triangular match PyTorch, gradients included") {
+  check_decompositions<float>("f32", 2e-4, 1e-4);
+  check_decompositions<double>("f64", 1e-10, 0);
+}
+
+TEST_CASE("linalg: singular matrices and determinant signs as PyTorch") {
+  using V = std::vector<Tensor<double>>;
+  // det is 0 at a singular matrix and so is its gradient (PyTorch 1.13's).
+  test::check_forward_backward<double>("la2_f64_det_singular", 1, [](const V& v) { return linalg::det(v[0]); }, 1e-12);
+  const auto [sign, logabs] = linalg::slogdet(test::golden<double>("la2_slogdet_signs_in"));
+  check_close(sign, test::golden("la2_slogdet_signs_sign"), 0, 0, "slogdet sign");
+  check_close(logabs, test::golden("la2_slogdet_signs_logabs"), 1e-14, 1e-14, "slogdet logabsdet");
+  // A zero pivot: the solve and the inverse refuse it, the triangular solve divides by it (LAPACK's trsm).
+  CHECK(error_of([] { linalg::solve(tensor<double>({1, 2, 2, 4}, {2, 2}), ones<double>({2})); }) ==
+        "torch.linalg.solve: The solver failed because the input matrix is singular.");
+  const Tensor<double> upper_singular = tensor<double>({1, 2, 0, 0}, {2, 2});
+  const auto x = linalg::solve_triangular(upper_singular, ones<double>({2, 1}), true);
+  CHECK(std::isinf(x(0, 0)));
+  CHECK(std::isinf(x(1, 0)));
+}
+
+TEST_CASE("linalg: residuals of random batches, one and two threads alike") {
+  manual_seed(7);
+  for (const int64_t n : {1, 5, 33, 96}) {
+    INFO("n = " << n);
+    const Tensor<double> a = Tensor<double>(randn<double>({3, n, n}) + 2.0 * std::sqrt(double(n)) * eye<double>(n));
+    const Tensor<double> b = randn<double>({3, n, 4});
+    const Tensor<double> x = linalg::solve(a, b);
+    CHECK(max(abs(Tensor<double>(matmul(a, x) - b))).item() < 1e-10);
+    CHECK(max(abs(Tensor<double>(matmul(linalg::inv(a), a) - eye<double>(n)))).item() < 1e-10);
+    const Tensor<double> spd = Tensor<double>(matmul(a, a.transpose(-1, -2)));
+    const Tensor<double> l = linalg::cholesky(spd);
+    CHECK(max(abs(Tensor<double>(matmul(l, l.transpose(-1, -2)) - spd))).item() < 1e-9 * n * n);
+    CHECK(equal(l, tril(l)));
+    // det(A) = prod of the eigenvalues... of L L^T: det(spd) = prod(diag(L))^2.
+    const Tensor<double> d = linalg::det(spd), diag_product = prod(diagonal(l, 0, 1, 2), 1);
+    check_close(d, Tensor<double>(diag_product * diag_product), 1e-9, 0, "det of L L^T");
+    set_num_threads(1);
+    const Tensor<double> x1 = linalg::solve(a, b);
+    set_num_threads(2);
+    CHECK(test::bitwise_equal(x, x1));
+  }
+  // An empty matrix: det 1, inverse empty; an empty right-hand side.
+  CHECK(linalg::det(zeros<double>({2, 0, 0})).to_vector() == std::vector<double>{1, 1});
+  CHECK(linalg::inv(zeros<double>({0, 0})).sizes() == Shape{0, 0});
+  CHECK(linalg::solve(eye<double>(3), zeros<double>({3, 0})).sizes() == Shape{3, 0});
+}
+
+TEST_CASE("linalg: gradients to the second order against central differences") {
+  using V = std::vector<Tensor<double>>;
+  manual_seed(8);
+  const Tensor<double> a = Tensor<double>(randn<double>({3, 3}) + 3.0 * eye<double>(3)), b = randn<double>({3, 2});
+  const Tensor<double> m = randn<double>({3, 3});
+  auto spd_of = [](const Tensor<double>& t) { return Tensor<double>(matmul(t, t.t()) + 3.0 * eye<double>(3)); };
+  const std::vector<std::function<Tensor<double>(const V&)>> two = {
+      [](const V& v) { return linalg::solve(v[0], v[1]); },
+      [](const V& v) { return linalg::solve_triangular(v[0], v[1], true); },
+      [](const V& v) { return linalg::solve_triangular(v[0], v[1].t(), false, false, true); },
+  };
+  for (const auto& f : two) {
+    CHECK(autograd::gradcheck(f, {a, b}));
+    CHECK(autograd::gradgradcheck(f, {a, b}));
+  }
+  const std::vector<std::function<Tensor<double>(const V&)>> one = {
+      [](const V& v) { return linalg::inv(v[0]); },
+      [](const V& v) { return linalg::det(v[0]); },
+      [](const V& v) { return std::get<1>(linalg::slogdet(v[0])); },
+      [&](const V& v) { return linalg::cholesky(spd_of(v[0])); },
+      [&](const V& v) { return linalg::cholesky(spd_of(v[0]), true); },
+  };
+  for (const auto& f : one) {
+    CHECK(autograd::gradcheck(f, {m}));
+    CHECK(autograd::gradgradcheck(f, {m}));
+  }
+}
+
+TEST_CASE("linalg: PyTorch's errors") {
+  const auto sq = eye<float>(3);
+  CHECK(error_of([] { linalg::solve(ones<float>({2, 3}), ones<float>({2})); }) ==
+        "linalg.solve: A must be batches of square matrices, but they are 2 by 3 matrices");
+  CHECK(error_of([] { linalg::solve(ones<float>({3}), ones<float>({3})); }) ==
+        "linalg.solve: The input tensor A must have at least 2 dimensions.");
+  CHECK(error_of([&] { linalg::solve(sq, ones<float>({4})); }) ==
+        "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x1)");
+  CHECK(error_of([&] { linalg::solve(sq, ones<float>({2, 3})); }) ==
+        "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 2x3)");
+  CHECK(error_of([&] { linalg::solve(sq, ones<float>({})); }) ==
+        "linalg.solve: The input tensor B must have at least 2 dimensions.");
+  CHECK(error_of([&] { linalg::solve(sq.expand({2, 3, 3}), ones<float>({3, 3, 1})); }) ==
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
+  CHECK(error_of([] { linalg::solve(zeros<float>({1, 2, 2}), ones<float>({2})); }) ==
+        "torch.linalg.solve: (Batch element 0): The solver failed because the input matrix is singular.");
+  CHECK(error_of([] { linalg::solve(ones<int64_t>({2, 2}), ones<int64_t>({2})); }) ==
+        "linalg.solve: Expected a floating point or complex tensor as input. Got Long");
+  CHECK(error_of([] { linalg::solve(eye<tsr::half>(2), ones<tsr::half>({2})); }) == "\"lu_cpu\" not implemented for 'Half'");
+  CHECK(error_of([] { linalg::inv(ones<float>({2, 3})); }) ==
+        "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices");
+  CHECK(error_of([] { linalg::inv(zeros<float>({3, 3})); }) ==
+        "linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because the input matrix "
+        "is singular.");
+  CHECK(error_of([] { linalg::inv(stack(std::vector<Tensor<float>>{eye<float>(2), zeros<float>({2, 2})})); }) ==
+        "linalg.inv: (Batch element 1): The diagonal element 1 is zero, the inversion could not be completed because "
+        "the input matrix is singular.");
+  CHECK(error_of([] { linalg::inv(eye<tsr::half>(2)); }) == "linalg.inv: Low precision dtypes not supported. Got Half");
+  CHECK(error_of([] { linalg::det(ones<float>({3})); }) == "linalg.det: The input tensor A must have at least 2 dimensions.");
+  CHECK(error_of([] { linalg::det(ones<int64_t>({2, 2})); }) ==
+        "linalg.det: Expected a floating point or complex tensor as input. Got Long");
+  CHECK(error_of([] { linalg::det(eye<tsr::bfloat16>(2)); }) == "\"lu_cpu\" not implemented for 'BFloat16'");
+  CHECK(error_of([] { linalg::slogdet(ones<float>({2, 3})); }) ==
+        "linalg.slogdet: A must be batches of square matrices, but they are 2 by 3 matrices");
+  CHECK(error_of([] { linalg::cholesky(tensor<float>({1, 2, 2, 1}, {2, 2})); }) ==
+        "linalg.cholesky: The factorization could not be completed because the input is not positive-definite (the "
+        "leading minor of order 2 is not positive-definite).");
+  CHECK(error_of([] { linalg::cholesky(tensor<float>({1, 0, 0, 1, 1, 2, 2, 1}, {2, 2, 2})); }) ==
+        "linalg.cholesky: (Batch element 1): The factorization could not be completed because the input is not "
+        "positive-definite (the leading minor of order 2 is not positive-definite).");
+  CHECK(error_of([] { linalg::cholesky(eye<tsr::half>(2)); }) == "\"cholesky_cpu\" not implemented for 'Half'");
+  CHECK(error_of([] { linalg::solve_triangular(eye<float>(2), ones<float>({2}), true); }) ==
+        "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
+  CHECK(error_of([] { linalg::solve_triangular(eye<float>(2), ones<float>({3, 1}), true); }) ==
+        "linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B (2x2 and 3x1)");
+  CHECK(error_of([] { linalg::solve_triangular(eye<float>(2), ones<float>({1, 3}), true, false); }) ==
+        "linalg.solve_triangular: Incompatible shapes of A and B for the equation XA = B (2x2 and 1x3)");
+  CHECK(error_of([] { linalg::solve_triangular(ones<int64_t>({2, 2}), ones<int64_t>({2, 1}), true); }) ==
+        "\"triangular_solve_cpu\" not implemented for 'Long'");
+  // The singular errors are LinAlgError, which is a tsr::Error.
+  CHECK_THROWS_AS(linalg::inv(zeros<double>({2, 2})), LinAlgError);
+  // Node names as PyTorch's grad_fn.
+  const Tensor<double> a = Tensor<double>(eye<double>(2) * 2.0).requires_grad_();
+  CHECK(linalg::solve(a, ones<double>({2})).grad_fn_name() == "LinalgSolveExBackward0");
+  CHECK(linalg::inv(a).grad_fn_name() == "LinalgInvExBackward0");
+  CHECK(linalg::det(a).grad_fn_name() == "LinalgDetBackward0");
+  CHECK(linalg::cholesky(a).grad_fn_name() == "LinalgCholeskyExBackward0");
+}
+
+TEST_CASE("einsum matches PyTorch on every kind of equation, gradients included") {
+  // Each line of einsum_cases.txt: name|equation|number of operands.
+  std::ifstream cases(std::string(TSR_GOLDEN_DIR) + "/einsum_cases.txt");
+  std::string line;
+  int checked = 0;
+  while (std::getline(cases, line)) {
+    const std::size_t bar1 = line.find('|'), bar2 = line.rfind('|');
+    const std::string name = line.substr(0, bar1), equation = line.substr(bar1 + 1, bar2 - bar1 - 1);
+    const int operands = std::stoi(line.substr(bar2 + 1));
+    test::check_forward_backward<float>("es_f32_" + name, operands,
+                                        [&](const std::vector<Tensor<float>>& v) { return einsum(equation, v); }, 1e-5);
+    test::check_forward_backward<double>("es_f64_" + name, operands,
+                                         [&](const std::vector<Tensor<double>>& v) { return einsum(equation, v); }, 1e-12);
+    ++checked;
+  }
+  CHECK(checked == 20);
+  // Against the ops it stands for (arithmetic, not PyTorch).
+  manual_seed(9);
+  const Tensor<double> a = randn<double>({2, 3}), b = randn<double>({3, 4}), c = randn<double>({4, 4});
+  CHECK(allclose(einsum("ij,jk->ik", a, b), matmul(a, b), 1e-14, 1e-14));
+  CHECK(allclose(einsum("ii", c), sum(diagonal(c)), 1e-14, 1e-14));
+  CHECK(allclose(einsum("ij->ji", a), a.t(), 0, 0));
+  // Second derivatives, through the diagonal, the products and the sums.
+  using V = std::vector<Tensor<double>>;
+  for (const char* equation : {"iij,jk->ki", "bij,bjk->kbi"}) {
+    INFO(equation);
+    const V in = std::string(equation) == "iij,jk->ki" ? V{randn<double>({2, 2, 3}), randn<double>({3, 2})}
+                                                        : V{randn<double>({2, 2, 3}), randn<double>({2, 3, 2})};
+    auto f = [&](const V& v) { return einsum(equation, v); };
+    CHECK(autograd::gradcheck(f, in));
+    CHECK(autograd::gradgradcheck(f, in));
+  }
+}
+
+TEST_CASE("einsum: PyTorch's errors") {
+  const auto a = ones<float>({2, 3}), b = ones<float>({3, 4});
+  CHECK(error_of([&] { einsum("ij,jk->ik", a); }) == "einsum(): fewer operands were provided than specified in the equation");
+  CHECK(error_of([&] { einsum("ij->ij", a, b); }) == "einsum(): more operands were provided than specified in the equation");
+  CHECK(error_of([&] { einsum("ij->ik", a); }) ==
+        "einsum(): output subscript k does not appear in the equation for any input operand");
+  CHECK(error_of([&] { einsum("ijk->ik", a); }) ==
+        "einsum(): the number of subscripts in the equation (3) does not match the number of dimensions (2) for "
+        "operand 0 and no ellipsis was given");
+  CHECK(error_of([&] { einsum("ij,jk->iki", a, b); }) == "einsum(): output subscript i appears more than once in the output");
+  CHECK(error_of([&] { einsum("ij,kk->ik", a, b); }) ==
+        "einsum(): subscript k is repeated for operand 1 but the sizes don't match, 4 != 3");
+  CHECK(error_of([&] { einsum("i1,jk->ik", a, b); }) ==
+        "einsum(): invalid subscript given at index 1 in the equation string, subscripts must be in [a-zA-Z]");
+  CHECK(error_of([&] { einsum("ij,jk->ik", a, ones<float>({5, 4})); }) ==
+        "einsum(): subscript j has size 5 for operand 1 which does not broadcast with previously seen size 3");
+  CHECK(error_of([&] { einsum("...ij,...jk", ones<float>({5, 2, 3}), ones<float>({2, 3, 4})); }) ==
+        "einsum(): dimension 0 covered by ellipsis in operand 1has size 2 which does not broadcast with previously "
+        "seen ellipsis with size 5 for the respective dimension");
+  CHECK(error_of([&] { einsum("....->", a); }) == "einsum(): found '.' for operand 0 for which an ellipsis was already found");
+  CHECK(error_of([&] { einsum("ij->ij->", a); }) ==
+        "einsum(): invalid subscript given at index 6 in the equation string, subscripts must be in [a-zA-Z]");
 }

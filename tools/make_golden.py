@@ -1465,6 +1465,102 @@ def nn_padding_modules():
         run("adaptive_max_pool1d", [r(3, 7)], nn.AdaptiveMaxPool1d(3), tag)
 
 
+def linalg_decompositions():
+    """torch.linalg: solve, solve_triangular, inv, det, slogdet and cholesky
+    (values and gradients, float and double, single matrices, batches and
+    broadcast batches), and singular inputs."""
+    g = torch.Generator().manual_seed(53)
+
+    def run(name, tensors, f, tag):
+        _save_forward_backward(f"la2_{tag}_{name}", tensors, f, g)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+        def well(*shape):  # well conditioned: the identity's multiple plus noise
+            n = shape[-1]
+            return (r(*shape) + 4 * torch.eye(n, dtype=torch.float64).to(dtype)).to(dtype)
+
+        def spd(*shape):
+            m = r(*shape)
+            n = shape[-1]
+            return m @ m.transpose(-1, -2) + n * torch.eye(n, dtype=torch.float64).to(dtype)
+
+        run("solve_matrix", [well(4, 4), r(4, 3)], torch.linalg.solve, tag)
+        run("solve_vector", [well(5, 5), r(5)], torch.linalg.solve, tag)
+        run("solve_batch_vectors", [well(2, 3, 3), r(2, 3)], torch.linalg.solve, tag)
+        run("solve_broadcast", [well(3, 1, 4, 4), r(2, 4, 2)], torch.linalg.solve, tag)
+        run("solve_one_vector_batch", [well(2, 3, 3), r(3)], torch.linalg.solve, tag)
+        run("solve_large", [well(70, 70), r(70, 5)], torch.linalg.solve, tag)
+        run("inv", [well(4, 4)], torch.linalg.inv, tag)
+        run("inv_batch", [well(2, 3, 5, 5)], torch.linalg.inv, tag)
+        run("inv_large", [well(67, 67)], torch.linalg.inv, tag)
+        run("det", [r(4, 4)], torch.linalg.det, tag)
+        run("det_batch", [r(3, 2, 2)], torch.linalg.det, tag)
+        run("det_large", [well(40, 40) / 4], torch.linalg.det, tag)
+        run("slogdet", [r(2, 4, 4)], lambda a: torch.linalg.slogdet(a)[1], tag)
+        run("cholesky", [spd(4, 4)], torch.linalg.cholesky, tag)
+        run("cholesky_upper", [spd(2, 3, 3)], lambda a: torch.linalg.cholesky(a, upper=True), tag)
+        run("cholesky_large", [spd(80, 80)], torch.linalg.cholesky, tag)
+        run("solve_triangular_upper", [well(4, 4), r(4, 2)],
+            lambda a, b: torch.linalg.solve_triangular(a, b, upper=True), tag)
+        run("solve_triangular_lower_unit", [well(4, 4), r(2, 4, 3)],
+            lambda a, b: torch.linalg.solve_triangular(a, b, upper=False, unitriangular=True), tag)
+        run("solve_triangular_right", [well(3, 3), r(2, 3)],
+            lambda a, b: torch.linalg.solve_triangular(a, b, upper=True, left=False), tag)
+        run("solve_triangular_right_lower", [well(2, 4, 4), r(5, 4)],
+            lambda a, b: torch.linalg.solve_triangular(a, b, upper=False, left=False), tag)
+    # Singular and sign cases (double): det and its gradient at singular
+    # matrices (zero in PyTorch 1.13), slogdet's signs.
+    singular = torch.tensor([[[1., 2.], [2., 4.]], [[0., 1.], [1., 0.]], [[2., 1.], [1., 3.]]], dtype=torch.float64)
+    run("det_singular", [singular], torch.linalg.det, "f64")
+    signs = torch.tensor([[[-1., 0.], [0., 2.]], [[0., 1.], [1., 0.]], [[1., 2.], [2., 4.]], [[3., 1.], [1., 2.]]],
+                         dtype=torch.float64)
+    sign, logabs = torch.linalg.slogdet(signs)
+    save("la2_slogdet_signs_in", signs)
+    save("la2_slogdet_signs_sign", sign)
+    save("la2_slogdet_signs_logabs", logabs)
+
+
+# torch.einsum cases: (name, equation, operand shapes).
+EINSUM_CASES = [
+    ("matmul", "ij,jk->ik", [(3, 4), (4, 5)]),
+    ("implicit", "ij,jk", [(3, 4), (4, 5)]),
+    ("bmm_broadcast", "bij,bjk->bik", [(1, 2, 3), (4, 3, 5)]),
+    ("trace", "ii", [(4, 4)]),
+    ("diagonal", "ii->i", [(4, 4)]),
+    ("outer", "i,j->ij", [(3,), (4,)]),
+    ("transpose", "ij->ji", [(3, 4)]),
+    ("sum_all", "ij->", [(3, 4)]),
+    ("chain", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ellipsis", "...ij,...jk->...ik", [(5, 2, 3), (3, 4)]),
+    ("ellipsis_implicit", "...ij,...jk", [(2, 1, 2, 3), (3, 3, 4)]),
+    ("ellipsis_summed", "i...->i", [(3, 2, 4)]),
+    ("bilinear", "bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("repeated_with_other", "iij,jk->ik", [(3, 3, 4), (4, 2)]),
+    ("broadcast_one", "ij,ij->ij", [(2, 3), (1, 3)]),
+    ("upper_case", "Ij,jK->IK", [(2, 3), (3, 4)]),
+    ("spaces", "i j , j k -> k i", [(2, 3), (3, 4)]),
+    ("batch_trace", "bii->b", [(3, 4, 4)]),
+    ("contract_two", "ijk,jkl->il", [(2, 3, 4), (3, 4, 5)]),
+    ("cyclic_output", "bij,bjk->kbi", [(2, 3, 4), (2, 4, 5)]),
+]
+
+
+def einsum_cases():
+    """torch.einsum: values and gradients of every case of EINSUM_CASES, in
+    float and double."""
+    with open(os.path.join(OUT, "einsum_cases.txt"), "w") as out:  # name|equation|operands, for the test
+        for name, equation, shapes in EINSUM_CASES:
+            out.write(f"{name}|{equation}|{len(shapes)}\n")
+    g = torch.Generator().manual_seed(59)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        for name, equation, shapes in EINSUM_CASES:
+            tensors = [torch.randn(*s, generator=g, dtype=torch.float64).to(dtype) for s in shapes]
+            _save_forward_backward(f"es_{tag}_{name}", tensors, lambda *t, e=equation: torch.einsum(e, *t), g)
+
+
 def _save_module_case(prefix, model, tensors, f, g):
     """_save_forward_backward for f(model, *tensors), plus the gradient of
     every parameter as prefix_p_<name>."""
@@ -1963,6 +2059,8 @@ if __name__ == "__main__":
     nn_activations_more()
     nn_norms_distances()
     nn_padding_modules()
+    linalg_decompositions()
+    einsum_cases()
     nn_recurrent()
     nn_attention()
     optim_trajectories()
