@@ -305,6 +305,9 @@ TEST_CASE("linalg: gradients to the second order against central differences") {
       [](const V& v) { return std::get<1>(linalg::slogdet(v[0])); },
       [&](const V& v) { return linalg::cholesky(spd_of(v[0])); },
       [&](const V& v) { return linalg::cholesky(spd_of(v[0]), true); },
+      [](const V& v) { return linalg::matrix_power(v[0], 3); },
+      [](const V& v) { return linalg::matrix_power(v[0], -2); },
+      [](const V& v) { return linalg::multi_dot(V{v[0], v[0].t(), v[0]}); },
   };
   for (const auto& f : one) {
     CHECK(autograd::gradcheck(f, {m}));
@@ -427,4 +430,47 @@ TEST_CASE("einsum: PyTorch's errors") {
   CHECK(error_of([&] { einsum("....->", a); }) == "einsum(): found '.' for operand 0 for which an ellipsis was already found");
   CHECK(error_of([&] { einsum("ij->ij->", a); }) ==
         "einsum(): invalid subscript given at index 6 in the equation string, subscripts must be in [a-zA-Z]");
+}
+
+TEST_CASE("linalg: matrix_power, multi_dot and cholesky_solve match PyTorch, gradients included") {
+  for (const auto& [tag, rtol] : {std::pair<std::string, double>{"f32", 1e-4}, {"f64", 1e-11}}) {
+    auto run = [&](auto type) {
+      using T = decltype(type);
+      using V = std::vector<Tensor<T>>;
+      const std::string p = "la3_" + tag + "_";
+      test::check_forward_backward<T>(p + "matrix_power_3", 1, [](const V& v) { return linalg::matrix_power(v[0], 3); }, rtol);
+      test::check_forward_backward<T>(p + "matrix_power_6", 1, [](const V& v) { return linalg::matrix_power(v[0], 6); }, rtol);
+      test::check_forward_backward<T>(p + "matrix_power_m2", 1, [](const V& v) { return linalg::matrix_power(v[0], -2); }, rtol);
+      test::check_forward_backward<T>(p + "multi_dot_4", 4, [](const V& v) { return linalg::multi_dot(v); }, rtol);
+      test::check_forward_backward<T>(p + "multi_dot_vectors", 4, [](const V& v) { return linalg::multi_dot(v); }, rtol);
+      test::check_forward_backward<T>(p + "cholesky_solve", 2, [](const V& v) { return cholesky_solve(v[0], v[1]); }, rtol);
+      test::check_forward_backward<T>(p + "cholesky_solve_upper", 2,
+                                      [](const V& v) { return cholesky_solve(v[0], v[1], true); }, rtol);
+    };
+    if (tag == "f32") run(float{});
+    else run(double{});
+  }
+  // A^0 is the identity, A^1 a copy; integer matrices multiply too.
+  const Tensor<double> a = tensor<double>({1, 2, 3, 4}, {2, 2});
+  CHECK(equal(linalg::matrix_power(a, 0), eye<double>(2)));
+  const Tensor<double> once = linalg::matrix_power(a, 1);
+  CHECK(equal(once, a));
+  CHECK(!once.is_alias_of(a));
+  CHECK(linalg::matrix_power(tensor<int64_t>({1, 1, 1, 0}, {2, 2}), 10).to_vector() ==
+        std::vector<int64_t>{89, 55, 55, 34});  // Fibonacci numbers
+  CHECK(error_of([] { linalg::matrix_power(ones<float>({2, 3}), 2); }) ==
+        "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices");
+  CHECK(error_of([] { linalg::matrix_power(zeros<float>({3, 3}), -1); }) ==
+        "linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because the input matrix is "
+        "singular.");
+  CHECK(error_of([] { linalg::multi_dot(std::vector<Tensor<float>>{ones<float>({3, 4})}); }) ==
+        "multi_dot(): expected at least 2 tensors but got 1");
+  CHECK(error_of([] { linalg::multi_dot(std::vector<Tensor<float>>{ones<float>({2, 3}), ones<float>({4, 5})}); }) ==
+        "multi_dot(): tensors 0 and 1 with shapes [2, 3] and [4, 5] cannot be multiplied");
+  CHECK(error_of([] { linalg::multi_dot(std::vector<Tensor<float>>{ones<float>({2, 3, 3}), ones<float>({3, 5})}); }) ==
+        "multi_dot(): the first tensor must be 1D or 2D but got 3D");
+  CHECK(error_of([] { cholesky_solve(ones<float>({3, 2}), eye<float>(2)); }) ==
+        "Incompatible matrix sizes for cholesky_solve: each A matrix is 2 by 2 but each b matrix is 3 by 2");
+  CHECK(error_of([] { cholesky_solve(ones<float>({3}), eye<float>(3)); }) ==
+        "b should have at least 2 dimensions, but has 1 dimensions instead");
 }

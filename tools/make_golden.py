@@ -1523,6 +1523,32 @@ def linalg_decompositions():
     save("la2_slogdet_signs_logabs", logabs)
 
 
+def linalg_compositions():
+    """torch.linalg.matrix_power, multi_dot and torch.cholesky_solve (values
+    and gradients, float and double)."""
+    g = torch.Generator().manual_seed(61)
+
+    def run(name, tensors, f, tag):
+        _save_forward_backward(f"la3_{tag}_{name}", tensors, f, g)
+
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+        def lower(*shape):  # a Cholesky-like factor: positive diagonal
+            n = shape[-1]
+            return (torch.tril(r(*shape)) + 3 * torch.eye(n, dtype=torch.float64).to(dtype)).to(dtype)
+
+        run("matrix_power_3", [r(2, 3, 3) / 2], lambda a: torch.linalg.matrix_power(a, 3), tag)
+        run("matrix_power_6", [r(4, 4) / 2], lambda a: torch.linalg.matrix_power(a, 6), tag)
+        run("matrix_power_m2", [r(3, 3) + 3 * torch.eye(3, dtype=dtype)], lambda a: torch.linalg.matrix_power(a, -2), tag)
+        run("multi_dot_4", [r(3, 10), r(10, 2), r(2, 8), r(8, 4)], lambda *m: torch.linalg.multi_dot(m), tag)
+        run("multi_dot_vectors", [r(5), r(5, 3), r(3, 6), r(6)], lambda *m: torch.linalg.multi_dot(m), tag)
+        run("cholesky_solve", [r(2, 4, 3), lower(4, 4)], lambda b, l: torch.cholesky_solve(b, l), tag)
+        run("cholesky_solve_upper", [r(4, 2), lower(3, 4, 4).transpose(-1, -2)],
+            lambda b, u: torch.cholesky_solve(b, u, upper=True), tag)
+
+
 # torch.einsum cases: (name, equation, operand shapes).
 EINSUM_CASES = [
     ("matmul", "ij,jk->ik", [(3, 4), (4, 5)]),
@@ -2061,6 +2087,7 @@ if __name__ == "__main__":
     nn_padding_modules()
     linalg_decompositions()
     einsum_cases()
+    linalg_compositions()
     nn_recurrent()
     nn_attention()
     optim_trajectories()

@@ -21,6 +21,7 @@ struct LinalgInv;
 struct LinalgDet;
 struct LinalgSlogdet;
 struct LinalgCholesky;
+struct CholeskySolve;
 }  // namespace tsr::autograd::tag
 
 namespace tsr::detail {
@@ -346,6 +347,97 @@ Tensor<typename EA::value_type> cholesky(const EA& ea, bool upper = false) {
   }
 }
 
+// A^n for each matrix of A (*, n, n): the identity for n = 0, inv(A)^-n for
+// n < 0, and by repeated squaring with matmul otherwise (so that gradients
+// flow through the products).
+template <Expression EA>
+Tensor<typename EA::value_type> matrix_power(const EA& ea, int64_t n) {
+  using T = typename EA::value_type;
+  const Tensor<T> a(ea);
+  detail::check(a.dim() >= 2, "linalg.matrix_power: The input tensor A must have at least 2 dimensions.");
+  detail::check(a.size(-1) == a.size(-2), "linalg.matrix_power: A must be batches of square matrices, but they are ",
+                a.size(-2), " by ", a.size(-1), " matrices");
+  if (n == 0) return detail::dense_copy(eye<T>(a.size(-1)), a.sizes());
+  Tensor<T> base = n < 0 ? inv(a) : a;
+  uint64_t e = n < 0 ? uint64_t(-(n + 1)) + 1 : uint64_t(n);
+  Tensor<T> result;
+  for (;;) {
+    if (e & 1) result = result.defined() ? Tensor<T>(matmul(result, base)) : base;
+    e >>= 1;
+    if (e == 0) break;
+    base = matmul(base, base);
+  }
+  return result.is_alias_of(a) ? Tensor<T>(a.clone()) : result;
+}
+
+// The product of a chain of matrices, the first one possibly a row vector
+// and the last a column vector (1-D), multiplied in the order that takes the
+// fewest multiply-adds (the classic dynamic program, as PyTorch's).
+template <class T>
+Tensor<T> multi_dot(const std::vector<Tensor<T>>& tensors) {
+  const std::size_t n = tensors.size();
+  detail::check(n >= 2, "multi_dot(): expected at least 2 tensors but got ", n);
+  const int64_t first_dim = tensors.front().dim(), last_dim = tensors.back().dim();
+  detail::check(first_dim == 1 || first_dim == 2, "multi_dot(): the first tensor must be 1D or 2D but got ", first_dim, "D");
+  detail::check(last_dim == 1 || last_dim == 2, "multi_dot(): the last tensor must be 1D or 2D but got ", last_dim, "D");
+  std::vector<Tensor<T>> m(tensors);
+  if (first_dim == 1) m.front() = m.front().unsqueeze(0);
+  if (last_dim == 1) m.back() = m.back().unsqueeze(1);
+  for (std::size_t i = 1; i + 1 < n; ++i)
+    detail::check(m[i].dim() == 2, "multi_dot(): tensor ", i, " must be 2D but got ", m[i].dim(), "D");
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    detail::check(m[i].size(1) == m[i + 1].size(0), "multi_dot(): tensors ", i, " and ", i + 1, " with shapes ",
+                  tensors[i].sizes(), " and ", tensors[i + 1].sizes(), " cannot be multiplied");
+  // cost[i][j]: the fewest multiply-adds for m[i..j]; split[i][j]: where.
+  std::vector<int64_t> dims{m[0].size(0)};
+  for (const auto& t : m) dims.push_back(t.size(1));
+  std::vector<std::vector<int64_t>> cost(n, std::vector<int64_t>(n, 0)), split(n, std::vector<int64_t>(n, 0));
+  for (std::size_t len = 1; len < n; ++len)
+    for (std::size_t i = 0; i + len < n; ++i) {
+      const std::size_t j = i + len;
+      cost[i][j] = -1;
+      for (std::size_t k = i; k < j; ++k) {
+        const int64_t c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1];
+        if (cost[i][j] < 0 || c < cost[i][j]) cost[i][j] = c, split[i][j] = static_cast<int64_t>(k);
+      }
+    }
+  const auto product = [&](const auto& self, std::size_t i, std::size_t j) -> Tensor<T> {
+    if (i == j) return m[i];
+    const auto k = static_cast<std::size_t>(split[i][j]);
+    return mm(self(self, i, k), self(self, k + 1, j));
+  };
+  Tensor<T> out = product(product, 0, n - 1);
+  if (last_dim == 1) out = out.squeeze(1);
+  if (first_dim == 1) out = out.squeeze(0);
+  return out;
+}
+
 }  // namespace tsr::linalg
+
+namespace tsr {
+
+// torch.cholesky_solve: X with A X = B, given A's Cholesky factor L (A =
+// L L^T) or, with upper, U (A = U^T U); B (*, n, k), batch dims broadcast.
+// Two triangular solves; its gradient is PyTorch's, which takes the factor
+// as a whole matrix (not only its triangle).
+template <Expression EB, Expression EL>
+Tensor<typename EB::value_type> cholesky_solve(const EB& eb, const EL& el, bool upper = false) {
+  using T = typename EB::value_type;
+  const Tensor<T> b(eb), l(el);
+  detail::check(b.dim() >= 2, "b should have at least 2 dimensions, but has ", b.dim(), " dimensions instead");
+  detail::check(l.dim() >= 2, "u should have at least 2 dimensions, but has ", l.dim(), " dimensions instead");
+  detail::check(l.size(-1) == l.size(-2), "A must be batches of square matrices, but they are ", l.size(-2), " by ",
+                l.size(-1), " matrices");
+  detail::check(l.size(-1) == b.size(-2), "Incompatible matrix sizes for cholesky_solve: each A matrix is ", l.size(-2),
+                " by ", l.size(-1), " but each b matrix is ", b.size(-2), " by ", b.size(-1));
+  Tensor<T> x = detail::unrecorded([&] {
+    const Tensor<T> lower = upper ? l.transpose(-1, -2) : l;
+    return linalg::solve_triangular(lower.transpose(-1, -2), linalg::solve_triangular(lower, b, false), true);
+  });
+  detail::record_op<autograd::tag::CholeskySolve>(x, b, l, upper);
+  return x;
+}
+
+}  // namespace tsr
 
 #include "rules.hpp"

@@ -165,4 +165,36 @@ struct OpRule<tag::LinalgCholesky> {
   }
 };
 
+// X = (L L^T)^-1 B: dB = cholesky_solve(G, L), and with C = dB X^T + X dB^T,
+// dL = -C L (or -U C with upper), PyTorch's formula, which differentiates
+// the whole factor.
+template <>
+struct OpRule<tag::CholeskySolve> {
+  template <class T> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const Tensor<T>& b, const Tensor<T>& l, bool upper) {
+    struct Rule {
+      SavedTensor<T> l, x;
+      Shape b_sizes, l_sizes;
+      bool upper, need_b, need_l;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        using namespace detail_linalg;
+        const Tensor<T> factor = l.get();
+        const Tensor<T> gb = cholesky_solve(g, factor, upper);
+        std::vector<GradRef> grads(2);
+        if (need_b) grads[0] = sent_as(gb, b_sizes);
+        if (need_l) {
+          const Tensor<T> half = matmul(gb, mT(x.get()));
+          const Tensor<T> common = Tensor<T>(half + mT(half));
+          grads[1] = sent_as(Tensor<T>(-(upper ? matmul(factor, common) : matmul(common, factor))), l_sizes);
+        }
+        return grads;
+      }
+    };
+    auto eb = tsr::detail::gradient_edge(b), el = tsr::detail::gradient_edge(l);
+    Rule rule{SavedTensor<T>(l), el ? SavedTensor<T>::output(out) : SavedTensor<T>(), b.sizes(), l.sizes(), upper,
+              eb != nullptr, el != nullptr};
+    set_rule(out, "CholeskySolveBackward0", std::move(rule), {std::move(eb), std::move(el)});
+  }
+};
+
 }  // namespace tsr::autograd
