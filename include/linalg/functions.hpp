@@ -1,9 +1,11 @@
-// tsr::linalg: solve, solve_triangular, inv, det, slogdet and cholesky, with
-// the names, shapes, broadcasting and errors of torch.linalg in PyTorch 1.13,
-// on float and double tensors on the CPU. Batches are the leading dims and
+// tsr::linalg: solve, solve_triangular, inv, det, slogdet, cholesky,
+// matrix_power and multi_dot, and tsr::cholesky_solve, with the names,
+// shapes, broadcasting and errors of PyTorch 1.13's, the factorizations on
+// float and double tensors on the CPU. Batches are the leading dims and
 // broadcast between the two operands of a solve; a right-hand side of shape
 // (*, n) is a batch of vectors. Every function is differentiable, to any
-// order: each backward is written with these same functions and matmul.
+// order: each backward (linalg/rules.hpp) is written with these same
+// functions and matmul, and the last three are made of differentiable ops.
 #pragma once
 #include <cstdint>
 #include <string>
