@@ -51,8 +51,8 @@ inline EinsumEquation parse_einsum(std::string_view eq) {
         continue;
       }
       std::vector<int>& labels = output ? parsed.output : parsed.inputs.back();
-      const std::string who = output ? std::string("for output") : str("for operand ", parsed.inputs.size() - 1);
-      if (c == '.') {
+      if (c == '.') {  // (the operand's name is built here only, not per subscript)
+        const std::string who = output ? std::string("for output") : str("for operand ", parsed.inputs.size() - 1);
         check(std::find(labels.begin(), labels.end(), kEllipsis) == labels.end(), "einsum(): found '.' ", who,
               output ? " but an ellipsis (...) was already found" : " for which an ellipsis was already found");
         check(i + 2 < end && eq[i + 1] == '.' && eq[i + 2] == '.', "einsum(): found '.' ", who,

@@ -31,10 +31,12 @@ namespace tsr::detail {
 template <class T>
 inline constexpr bool linalg_type_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
-// PyTorch's refusal of a dtype that its CPU kernel lacks.
+// The refusal of a dtype that PyTorch 1.13's CPU kernel lacks: the kernel is
+// named, as matrix products name theirs (linalg.hpp).
 template <class T>
-[[noreturn]] void fail_kernel_dtype(const char* kernel) {
-  fail<Error>("\"", kernel, "\" not implemented for '", scalar_type_name<T>(), "'");
+[[noreturn]] void fail_kernel_dtype(const char* fn, const char* kernel) {
+  fail<Error>(fn, ": '", scalar_type_name<T>(), "' tensors have no CPU kernel (as in PyTorch 1.13, whose ", kernel,
+              " refuses them); compute in float or double with tsr::cast");
 }
 // torch.linalg's refusal of a dtype: an integer one by the function's name,
 // half and bfloat16 by the kernel that lacks them (or, with no kernel named,
@@ -46,7 +48,7 @@ template <class T>
   else if (kernel == nullptr)
     fail<Error>(fn, ": Low precision dtypes not supported. Got ", scalar_type_name<T>());
   else
-    fail_kernel_dtype<T>(kernel);
+    fail_kernel_dtype<T>(fn, kernel);
 }
 
 // A (*, n, n): at least two dims, square, on the CPU.
@@ -210,7 +212,7 @@ Tensor<typename EA::value_type> solve_triangular(const EA& ea, const EB& eb, boo
   detail::check_square_matrices(a, "linalg.solve_triangular");
   detail::check(b.dim() >= 2, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
   if constexpr (!detail::linalg_type_v<T>) {
-    detail::fail_kernel_dtype<T>("triangular_solve_cpu");
+    detail::fail_kernel_dtype<T>("linalg.solve_triangular", "triangular_solve_cpu");
   } else {
     const int64_t n = a.size(-1);
     detail::check(left ? b.size(-2) == n : b.size(-1) == n, "linalg.solve_triangular: Incompatible shapes of A and B for the equation ",
