@@ -4,6 +4,8 @@
 //   for jc over N in NC columns          B block (KC x NC) lives in L2
 //     for pc over K in KC               pack B once, shared by all threads
 //       for ic over M in MC rows        pack A's block (MC x KC), per thread
+//                                       (once for all jc where N > NC: the
+//                                       pc loop outermost, gemm_packed)
 //         for ir over MR-high panels    an A micro-panel (MR x KC) stays in L1
 //           for jr over NR-wide panels  the micro-kernel: MR x NR in registers,
 //                                       the B micro-panel prefetched ahead
@@ -172,37 +174,20 @@ inline PackBuffer& pack_buffer_b() {
   return buf;
 }
 
-// Packs rows [0, mc) x columns [0, kc) of a into MR-high panels, each stored
-// k-major (MR values per k), zero-padding the last panel.
-template <class T>
-void pack_a(MatView<T> a, int64_t mc, int64_t kc, T* dst) {
-  constexpr int64_t MR = GemmKernel<T>::MR;
-  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
-    const int64_t rows = std::min(MR, mc - i0);
-    const T* src = a.p + i0 * a.rs;
-    if (rows == MR) {
-      for (int64_t k = 0; k < kc; ++k, dst += MR)
-        for (int64_t i = 0; i < MR; ++i) dst[i] = src[i * a.rs + k * a.cs];
-    } else {
-      for (int64_t k = 0; k < kc; ++k, dst += MR)
-        for (int64_t i = 0; i < MR; ++i) dst[i] = i < rows ? src[i * a.rs + k * a.cs] : T(0);
-    }
-  }
-}
-
-// The square block of 32 bytes a side (8 x 8 floats, 4 x 4 doubles), and
-// its transpose: dst row i = src column i. Written with GCC's vector
-// extension, whose shuffles within 128-bit halves and across them are one
-// instruction each on AVX (unpack, shuffle, permute2f128): 24 shuffles and
-// 16 full-width moves for 64 floats, where element by element it is 64
-// loads and 64 stores. The packing of a transposed B (W in x W^T) spent a
-// fifth of the product's time in that scalar loop.
-template <class T>
+// The square block of `Bytes` bytes a side (32: 8 x 8 floats, 4 x 4
+// doubles; 16: 4 x 4 floats), and its transpose: dst row i = src column i.
+// Written with GCC's vector extension, whose shuffles within 128-bit halves
+// and across them are one instruction each on AVX (unpack, shuffle,
+// permute2f128): 24 shuffles and 16 full-width moves for 64 floats, where
+// element by element it is 64 loads and 64 stores. The packing of a
+// transposed B (W in x W^T) spent a fifth of the product's time in that
+// scalar loop.
+template <class T, int Bytes = 32>
 struct TransposeBlock {
-  static constexpr int L = 32 / int(sizeof(T));
-  using V [[gnu::vector_size(32)]] = T;
+  static constexpr int L = Bytes / int(sizeof(T));
+  using V [[gnu::vector_size(Bytes)]] = T;
   // The same, at the element's alignment: unaligned loads and stores.
-  using Unaligned [[gnu::vector_size(32), gnu::aligned(alignof(T))]] = T;
+  using Unaligned [[gnu::vector_size(Bytes), gnu::aligned(alignof(T))]] = T;
   // Used where the instruction set has 32-byte vectors (AVX and up).
   static constexpr bool available = sizeof(xsimd::batch<T>) >= 32;
   static void store(T* p, const V& v) { *reinterpret_cast<Unaligned*>(p) = v; }
@@ -241,6 +226,45 @@ struct TransposeBlock {
     }
   }
 };
+
+// Packs rows [0, mc) x columns [0, kc) of a into MR-high panels, each stored
+// k-major (MR values per k), zero-padding the last panel.
+template <class T>
+void pack_a(MatView<T> a, int64_t mc, int64_t kc, T* dst) {
+  constexpr int64_t MR = GemmKernel<T>::MR;
+  // A whose rows are contiguous (not transposed) is transposed into a panel
+  // by square blocks, as B's columns are (TransposeBlock). The blocks'
+  // rows are L elements apart; MR need not be a multiple of L, so the last
+  // block of a panel is the panel's last L rows, overlapping the one before
+  // it (12 = 8 + 4 floats on AVX-512, 6 = 4 + 2 doubles on AVX2): the
+  // overlap is written twice with the same values. Element by element,
+  // packing took 6-7% of a 2048 x 2048 product on an AVX-512 Xeon.
+  constexpr int kBlockBytes = MR * int64_t(sizeof(T)) >= 32 ? 32 : 16;
+  using TB = TransposeBlock<T, kBlockBytes>;
+  constexpr int64_t L = TB::L;
+  constexpr bool blocked = sizeof(xsimd::batch<T>) >= 32 && MR >= L && (L == 4 || L == 8);
+  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+    const int64_t rows = std::min(MR, mc - i0);
+    const T* src = a.p + i0 * a.rs;
+    if (rows == MR) {
+      int64_t k = 0;
+      if constexpr (blocked) {
+        if (a.cs == 1)
+          for (; k + L <= kc; k += L)
+            for (int64_t r = 0; r < MR; r += L) {
+              const int64_t r0 = std::min(r, MR - L);
+              TB::run(src + r0 * a.rs + k, a.rs, dst + k * MR + r0, MR);
+            }
+      }
+      for (; k < kc; ++k)
+        for (int64_t i = 0; i < MR; ++i) dst[k * MR + i] = src[i * a.rs + k * a.cs];
+    } else {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int64_t i = 0; i < MR; ++i) dst[k * MR + i] = i < rows ? src[i * a.rs + k * a.cs] : T(0);
+    }
+    dst += MR * kc;
+  }
+}
 
 // Packs panels [p0, p1) (NR columns each) of the kc x nc block b, each panel
 // stored k-major (NR values per k), zero-padding the last panel.
@@ -395,17 +419,30 @@ struct BPanels {
   }
 };
 
-// One thread's share of a (kc x nc) step: rows [m0, m1) x B panels [p0, p1),
-// A packed block by block into packed_a (mc x kc). epi: the epilogue, on
-// the last K step only (null otherwise), C's block starting at column jc.
+// The packed A of a (kc x nc) step: a buffer of MC x KC that each MC-high
+// block of A is packed into in turn, or (kept) the panels of all of A's
+// rows from row 0, packed in the K step's first block of B and read again
+// in its others.
 template <class T>
-void gemm_block(MatView<T> a, const BPanels<T>& b, T* packed_a, MatSpan<T> c, int64_t m0, int64_t m1, int64_t p0,
-                int64_t p1, int64_t kc, int64_t nc, T alpha, T beta, const Epilogue<T>* epi, int64_t jc) {
+struct APanels {
+  MatView<T> a;  // the step's columns of A
+  T* packed;
+  bool kept = false;
+  bool pack = true;  // pack A's blocks in this step
+};
+
+// One thread's share of a (kc x nc) step: rows [m0, m1) x B panels [p0, p1).
+// epi: the epilogue, on the last K step only (null otherwise), C's block
+// starting at column jc.
+template <class T>
+void gemm_block(const APanels<T>& a, const BPanels<T>& b, MatSpan<T> c, int64_t m0, int64_t m1, int64_t p0, int64_t p1,
+                int64_t kc, int64_t nc, T alpha, T beta, const Epilogue<T>* epi, int64_t jc) {
   using G = GemmKernel<T>;
   const int64_t mc_max = gemm_blocks<T>().mc;
   for (int64_t ic = m0; ic < m1; ic += mc_max) {
     const int64_t mc = std::min(mc_max, m1 - ic);
-    pack_a(MatView<T>{a.p + ic * a.rs, a.rs, a.cs}, mc, kc, packed_a);
+    T* const packed_a = a.kept ? a.packed + ic * kc : a.packed;  // ic is a multiple of MR
+    if (a.pack) pack_a(MatView<T>{a.a.p + ic * a.a.rs, a.a.rs, a.a.cs}, mc, kc, packed_a);
     for (int64_t i = 0; i < mc; i += G::MR) {
       const int64_t mr = std::min(G::MR, mc - i);
       for (int64_t p = p0; p < p1; ++p) {
@@ -666,12 +703,25 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
   blocks.kc = (k + k_steps - 1) / k_steps;
   ThreadPool& pool = ThreadPool::instance();
   const int64_t threads = parallel && m * n * k >= 64 * 64 * 64 ? pool.team_size() : 1;
+  const int64_t a_panels = (m + G::MR - 1) / G::MR;
+  // Where B has more than one NC block and the threads split A's rows
+  // (each thread the same rows in every block), each thread keeps its rows
+  // of A packed for all blocks of a K step (the K steps outermost), up to
+  // 16 MiB for all rows; packed again for each block, they cost an AVX2
+  // build 7-10% of a 2048 x 2048 DGEMM on an AVX-512 Xeon (A's rows come
+  // from memory each time). They are packed block by block in the first
+  // block of B, as the others are, so that each is still in L2 when the
+  // micro-kernels first read it.
+  const int64_t kept_a_size = a_panels * G::MR * std::min(blocks.kc, k);
+  const int64_t widest_panels = (std::min(blocks.nc, n) + G::NR - 1) / G::NR;
+  const bool keep_a =
+      n > blocks.nc && a_panels >= widest_panels && kept_a_size * int64_t(sizeof(T)) <= (int64_t{16} << 20);
   // Every buffer is taken here, before the region: nothing in it may throw
   // while another thread waits at the barrier.
   const int64_t nc_max = std::min(blocks.nc, (n + G::NR - 1) / G::NR * G::NR);
   const int64_t b_size = blocks.kc * nc_max, a_size = blocks.mc * std::min(blocks.kc, k);
   T* const packed_b = pack_buffer_b().get<T>(2 * b_size);
-  T* const packed_a = pack_buffer_a().get<T>(threads * a_size);
+  T* const packed_a = pack_buffer_a().get<T>(keep_a ? kept_a_size : threads * a_size);
   SpinBarrier barrier(static_cast<int>(threads));
   // B is read in place where its rows are contiguous and A has few MR-high
   // panels, each of which reads all of B: with at most four, a packed copy
@@ -684,45 +734,51 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
   // meet in a set every 64 rows: read in place, 64 x 256 x 784 took 0.8 of
   // the packed time on an AVX-512 Xeon. With more panels the packed copy
   // pays (1000 x 1000 x 1000 in place took 1.1 times as long).
-  const int64_t a_panels = (m + G::MR - 1) / G::MR;
   const int64_t rows_per_set_cycle = 4096 / std::gcd<int64_t>(4096, b.rs * int64_t(sizeof(T)));
   const bool direct_b =
       b.cs == 1 && (a_panels <= 4 || (a_panels <= 6 && (blocks.kc + rows_per_set_cycle - 1) / rows_per_set_cycle <= 4));
 
+  // Thread t's part of step `step`, B's block (pc, jc); pack_kept_a: the
+  // K step's first block of B, where kept rows of A are packed.
+  auto run_step = [&](int64_t t, int64_t jc, int64_t pc, int64_t step, bool pack_kept_a) {
+    const int64_t nc = std::min(blocks.nc, n - jc);
+    const int64_t panels = (nc + G::NR - 1) / G::NR;
+    const int64_t kc = std::min(blocks.kc, k - pc);
+    T* const bblock = packed_b + (step % 2) * b_size;
+    const MatView<T> bview{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs};
+    BPanels<T> bpanels{bblock};
+    int64_t pack0 = panels * t / threads, pack1 = panels * (t + 1) / threads;
+    if (direct_b) {
+      bpanels.direct = bview.p;
+      bpanels.ld = b.rs;
+      bpanels.full_panels = nc / G::NR;
+      pack0 = std::max(pack0, bpanels.full_panels);  // only a narrow last panel
+    }
+    if (pack0 < pack1) pack_b(bview, kc, nc, pack0, pack1, bblock);
+    const MatView<T> ablock{a.p + pc * a.cs, a.rs, a.cs};
+    const APanels<T> apanels = keep_a ? APanels<T>{ablock, packed_a, true, pack_kept_a}
+                                      : APanels<T>{ablock, packed_a + t * a_size};
+    barrier.wait();
+    const MatSpan<T> cblock{c.p + jc * c.cs, c.rs, c.cs};
+    const T step_beta = pc == 0 ? beta : T(1);
+    const Epilogue<T>* const step_epi = epi && pc + kc == k ? &epi : nullptr;
+    if (a_panels >= panels) {  // split the rows
+      const int64_t m0 = a_panels * t / threads * G::MR, m1 = std::min(m, a_panels * (t + 1) / threads * G::MR);
+      if (m0 < m1) gemm_block(apanels, bpanels, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta, step_epi, jc);
+    } else {  // split B's panels
+      const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
+      if (p0 < p1) gemm_block(apanels, bpanels, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta, step_epi, jc);
+    }
+  };
+  // Each element of C sums its K steps in order either way.
   auto region = [&](int64_t t) {
     int64_t step = 0;
-    for (int64_t jc = 0; jc < n; jc += blocks.nc) {
-      const int64_t nc = std::min(blocks.nc, n - jc);
-      const int64_t panels = (nc + G::NR - 1) / G::NR;
-      const bool split_rows = a_panels >= panels;
-      for (int64_t pc = 0; pc < k; pc += blocks.kc, ++step) {
-        const int64_t kc = std::min(blocks.kc, k - pc);
-        T* const bblock = packed_b + (step % 2) * b_size;
-        const MatView<T> bview{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs};
-        BPanels<T> bpanels{bblock};
-        int64_t pack0 = panels * t / threads, pack1 = panels * (t + 1) / threads;
-        if (direct_b) {
-          bpanels.direct = bview.p;
-          bpanels.ld = b.rs;
-          bpanels.full_panels = nc / G::NR;
-          pack0 = std::max(pack0, bpanels.full_panels);  // only a narrow last panel
-        }
-        if (pack0 < pack1) pack_b(bview, kc, nc, pack0, pack1, bblock);
-        barrier.wait();
-        const MatView<T> ablock{a.p + pc * a.cs, a.rs, a.cs};
-        const MatSpan<T> cblock{c.p + jc * c.cs, c.rs, c.cs};
-        const T step_beta = pc == 0 ? beta : T(1);
-        T* const my_a = packed_a + t * a_size;
-        const Epilogue<T>* const step_epi = epi && pc + kc == k ? &epi : nullptr;
-        if (split_rows) {
-          const int64_t m0 = a_panels * t / threads * G::MR, m1 = std::min(m, a_panels * (t + 1) / threads * G::MR);
-          if (m0 < m1)
-            gemm_block(ablock, bpanels, my_a, cblock, m0, m1, 0, panels, kc, nc, alpha, step_beta, step_epi, jc);
-        } else {
-          const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-          if (p0 < p1) gemm_block(ablock, bpanels, my_a, cblock, 0, m, p0, p1, kc, nc, alpha, step_beta, step_epi, jc);
-        }
-      }
+    if (keep_a) {
+      for (int64_t pc = 0; pc < k; pc += blocks.kc)
+        for (int64_t jc = 0; jc < n; jc += blocks.nc, ++step) run_step(t, jc, pc, step, jc == 0);
+    } else {
+      for (int64_t jc = 0; jc < n; jc += blocks.nc)
+        for (int64_t pc = 0; pc < k; pc += blocks.kc, ++step) run_step(t, jc, pc, step, false);
     }
   };
   if (threads > 1) pool.parallel_for(threads, [&](int64_t t0, int64_t t1) {
