@@ -242,13 +242,13 @@ void pack_a(MatView<T> a, int64_t mc, int64_t kc, T* dst) {
   constexpr int kBlockBytes = MR * int64_t(sizeof(T)) >= 32 ? 32 : 16;
   using TB = TransposeBlock<T, kBlockBytes>;
   constexpr int64_t L = TB::L;
-  constexpr bool blocked = sizeof(xsimd::batch<T>) >= 32 && MR >= L && (L == 4 || L == 8);
+  static_assert(MR >= L);
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     const int64_t rows = std::min(MR, mc - i0);
     const T* src = a.p + i0 * a.rs;
     if (rows == MR) {
       int64_t k = 0;
-      if constexpr (blocked) {
+      if constexpr (TB::available) {
         if (a.cs == 1)
           for (; k + L <= kc; k += L)
             for (int64_t r = 0; r < MR; r += L) {
