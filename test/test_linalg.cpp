@@ -168,6 +168,23 @@ TEST_CASE("products are bitwise identical for 1 and 2 threads and any operand la
   CHECK(equal(mv(a, b.select(1, 0)), one_mv));
   // Packing reads the same values whatever the strides.
   CHECK(equal(mm(a.t().contiguous().t(), b.t().contiguous().t()), one));
+  // B wider than one NC block of the cache blocking (1344 floats at most, 336 doubles at least,
+  // on the builds we run), with enough rows that the threads split them: each thread packs its rows
+  // of A once per K step (400 is two or three of them) and keeps them for every block of B. Each
+  // element sums the same terms in the same order as a product of B's columns 280 at a time
+  // (one block, A packed for it alone) does, so the two are bitwise equal, on 1 and 2 threads.
+  const auto wide_products = [](auto type) {
+    using T = decltype(type);
+    const auto wa = randn<T>({520, 400}), wb = randn<T>({400, 1400});
+    set_num_threads(1);
+    const auto one_wide = mm(wa, wb);
+    set_num_threads(2);
+    CHECK(equal(mm(wa, wb), one_wide));
+    for (int64_t j = 0; j < 1400; j += 280)
+      CHECK(equal(mm(wa, wb.slice(1, j, j + 280)), one_wide.slice(1, j, j + 280)));
+  };
+  wide_products(0.f);
+  wide_products(0.0);
   set_num_threads(threads);
   // A batch of small products (parallel over the batch) equals each product alone.
   for (int64_t i : {0, 7, 15}) CHECK(equal(one_batch.select(0, i), mm(batch_a.select(0, i), batch_b.select(0, i))));
