@@ -180,8 +180,10 @@ TEST_CASE("products are bitwise identical for 1 and 2 threads and any operand la
     const auto one_wide = mm(wa, wb);
     set_num_threads(2);
     CHECK(equal(mm(wa, wb), one_wide));
+#ifndef TSR_USE_CBLAS  // OpenBLAS (-Dblas=openblas) makes no such promise about its blocks
     for (int64_t j = 0; j < 1400; j += 280)
       CHECK(equal(mm(wa, wb.slice(1, j, j + 280)), one_wide.slice(1, j, j + 280)));
+#endif
   };
   wide_products(0.f);
   wide_products(0.0);
