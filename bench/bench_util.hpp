@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -14,6 +15,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #ifdef TSR_BENCH_TORCH
 #include <torch/torch.h>
@@ -112,13 +115,57 @@ inline std::string cpu_model() {
   return "unknown CPU";
 }
 
+#ifdef TSR_BENCH_OPENBLAS
+// OpenBLAS's kernel for the instruction set this binary was compiled for:
+// its AVX-512 kernel (SkylakeX) for an AVX-512 build, its AVX2 one (Haswell)
+// for an AVX2 build, so that each build is measured against its like.
+inline const char* openblas_kernel_for_build() {
+  if constexpr (sizeof(xsimd::batch<float>) == 64) return "SkylakeX";
+  else if constexpr (sizeof(xsimd::batch<float>) == 32 && xsimd::fma3<xsimd::avx2>::available()) return "Haswell";
+  return nullptr;
+}
+
+// OpenBLAS chooses its kernel when it is loaded, from the CPUs it knows. On
+// a CPU newer than the library it falls back to its generic SSE3 kernel
+// (OpenBLAS 0.3.21 on an Emerald Rapids Xeon: "Prescott", 5-8 times slower
+// than its AVX-512 kernel there), which is no peer to measure against. So,
+// unless OPENBLAS_CORETYPE is set already, a benchmark whose OpenBLAS chose
+// another kernel than openblas_kernel_for_build() starts again with it set
+// (before main, so before MPI or any thread starts); print_machine() says
+// which kernel ran.
+inline bool match_openblas_kernel() {
+  const char* want = openblas_kernel_for_build();
+  if (want == nullptr || std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
+  std::string core = openblas_get_corename(), wanted = want;
+  std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(wanted.begin(), wanted.end(), wanted.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (core == wanted) return false;
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  if (args.empty() || ::setenv("OPENBLAS_CORETYPE", want, 1) != 0) return false;
+  std::fflush(nullptr);
+  ::execv("/proc/self/exe", argv.data());
+  return false;  // exec failed: run with OpenBLAS's own choice, which print_machine() reports
+}
+inline const bool openblas_kernel_matched = match_openblas_kernel();
+#endif
+
 // The first line of every benchmark: what it runs on, and the instruction
 // set its kernels were compiled for (figures from different ones are not
-// comparable).
+// comparable), and OpenBLAS's kernel where it is a peer.
 inline void print_machine() {
   std::printf("machine: %s, %u hardware threads; compiled for %s (%zu-byte SIMD)\n", cpu_model().c_str(),
               std::thread::hardware_concurrency(), xsimd::default_arch::name(),
               static_cast<std::size_t>(xsimd::default_arch::alignment()));
+#ifdef TSR_BENCH_OPENBLAS
+  const char* set = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("OpenBLAS: %s; kernel %s%s%s\n", openblas_get_config(), openblas_get_corename(),
+              set ? " (OPENBLAS_CORETYPE=" : " (its own choice)", set ? (std::string(set) + ")").c_str() : "");
+#endif
 }
 
 // Keeps the compiler from dropping a computed value.
