@@ -146,6 +146,19 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
     CHECK(allclose(mm(ad, bd), want, 1e-12, 1e-12));
     CHECK(allclose(mm(ad, bd.t().contiguous().t()), want, 1e-12, 1e-12));
   }
+  // Dot products (a narrow x W^T) whose rows start off the vector's alignment, k a multiple of
+  // it: where the vectors are 64 bytes the rows are copied into aligned ones first, elsewhere
+  // they are read in place; and the same rows one element shorter (a k tail, copied everywhere).
+  for (const int64_t k : {256, 255}) {
+    CAPTURE(k);
+    const auto x = randn<float>({64, 257}).narrow(1, 1, k), w = randn<float>({10, 257}).narrow(1, 1, k);
+    const auto want = reference_mm(x, w.t());
+    const Tensor<double> bound = reference_mm(Tensor<float>(abs(x)), Tensor<float>(abs(w.t()))) * (k * 6e-8);
+    CHECK(all(abs(cast<double>(mm(x, w.t())) - want) <= bound).item());
+    CHECK(all(abs(cast<double>(mm(w, x.t())) - want.t()) <= bound.t()).item());
+    const auto xd = x.to<double>(), wd = w.to<double>();
+    CHECK(allclose(mm(xd, wd.t()), want, 1e-12, 1e-12));
+  }
 }
 
 TEST_CASE("products are bitwise identical for 1 and 2 threads and any operand layout") {

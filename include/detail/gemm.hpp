@@ -608,17 +608,38 @@ struct LaneSums {
   }
 };
 
+// A vector as loaded from memory, held in a register. GCC turns a loaded
+// vector that feeds several multiply-adds back into a memory operand of
+// each of them, one load per use: in dot_rows' loop, 16 loads of A rows
+// where 8 are needed, which made the loop wait on loads rather than on
+// multiply-adds (64 x 256 x 10 on an AVX-512 Xeon: 0.5-0.8 of OpenBLAS,
+// 0.96-1.04 in registers; on AVX2, 64 to 70 GFLOP/s). The empty asm
+// statement says the value is changed there, so it is not loaded again.
+template <class Batch>
+[[gnu::always_inline]] inline Batch load_to_register(const typename Batch::value_type* p) {
+  auto v = Batch::load_unaligned(p).data;
+#if defined(__x86_64__) || defined(__i386__)
+  asm("" : "+v"(v));
+#elif defined(__aarch64__)
+  asm("" : "+w"(v));
+#endif
+  return v;
+}
+
 // Rows [i0, i1) of C = alpha * A B + beta * C as dot products, for a C with
 // few rows or columns whose A rows and B columns are both contiguous along
 // k (x W^T with a small W: a 10-class output layer): no packing, RI x RJ
 // dot products at a time in vector accumulators along k, whose lanes are
-// then summed W accumulators at a time by one shuffle tree.
+// then summed W accumulators at a time by one shuffle tree. k is a multiple
+// of W: where A's rows are shorter (a_k < k), or not aligned, `rows_copy`
+// is a buffer of RI rows of k values that each block of A's rows is copied
+// into first, zero-padded (gemm_dots).
 // A function of its own, not the body of gemm_dots' lambda: compiled there,
 // with hadd per dot product, the same loops took 1.5 times as long (64 x 256
 // x 10 on an AVX-512 Xeon).
 template <class T>
-void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, int64_t n, int64_t k, T alpha,
-              T beta) {
+void dot_rows(MatView<T> a, int64_t a_k, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, int64_t n, int64_t k,
+              T alpha, T beta, T* rows_copy) {
   using G = GemmKernel<T>;
   using B = typename G::Batch;
   constexpr int64_t W = G::W, RI = G::DR, RJ = 2;
@@ -626,18 +647,20 @@ void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, 
   static_assert(RI * RJ % W == 0, "the accumulators are summed W at a time");
   for (int64_t i = i0; i < i1; i += RI) {
     const T* ar[RI];
-    for (int64_t r = 0; r < RI; ++r) ar[r] = a.p + std::min(i + r, i1 - 1) * a.rs;  // repeats the last row at the edge
+    for (int64_t r = 0; r < RI; ++r) {
+      ar[r] = a.p + std::min(i + r, i1 - 1) * a.rs;  // repeats the last row at the edge
+      if (rows_copy) ar[r] = std::fill_n(std::copy_n(ar[r], a_k, rows_copy + r * k), k - a_k, T(0)) - k;
+    }
     for (int64_t j = 0; j < n; j += RJ) {
       const T* br[RJ];
       for (int64_t s = 0; s < RJ; ++s) br[s] = b.p + std::min(j + s, n - 1) * b.cs;
       B acc[RI * RJ];  // dot product (r, s) in acc[r * RJ + s]
 #pragma GCC unroll 16
       for (B& x : acc) x = B(T(0));
-      int64_t p = 0;
-      for (; p + W <= k; p += W) {
+      for (int64_t p = 0; p < k; p += W) {
         B va[RI], vb[RJ];
 #pragma GCC unroll 8
-        for (int64_t r = 0; r < RI; ++r) va[r] = B::load_unaligned(ar[r] + p);
+        for (int64_t r = 0; r < RI; ++r) va[r] = load_to_register<B>(ar[r] + p);
 #pragma GCC unroll 8
         for (int64_t s = 0; s < RJ; ++s) vb[s] = B::load_unaligned(br[s] + p);
 #pragma GCC unroll 8
@@ -649,9 +672,9 @@ void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, 
 #pragma GCC unroll 4
       for (int64_t g = 0; g < RI * RJ; g += W) Sums::store(acc + g, sums + g);
       const int64_t rows = std::min(RI, i1 - i), cols = std::min(RJ, n - j);
-      if (rows == RI && cols == RJ && p == k && beta == T(0)) {
-        // A whole block with no tail: every sum's lane known at compile
-        // time, no test per element.
+      if (rows == RI && cols == RJ && beta == T(0)) {
+        // A whole block: every sum's lane known at compile time, no test
+        // per element.
 #pragma GCC unroll 16
         for (int64_t g = 0; g < RI * RJ; ++g)
           c(i + g / RJ, j + g % RJ) = alpha * sums[Sums::lane_of(int(g))];
@@ -659,9 +682,7 @@ void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, 
       }
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t s = 0; s < cols; ++s) {
-          const int64_t g = r * RJ + s;
-          T sum = sums[Sums::lane_of(int(g))];
-          for (int64_t q = p; q < k; ++q) sum += ar[r][q] * br[s][q];
+          const T sum = sums[Sums::lane_of(int(r * RJ + s))];
           T& out = c(i + r, j + s);
           out = beta != T(0) ? beta * out + alpha * sum : alpha * sum;
         }
@@ -670,18 +691,52 @@ void dot_rows(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t i0, int64_t i1, 
 }
 
 // C = alpha * A B + beta * C by dot_rows, in row blocks of fixed units, so
-// the thread count never changes a sum.
+// the thread count never changes a sum. Each step of the dot products loads
+// one vector of a row of A and of a column of B. Where k is not a multiple
+// of the vector, the rows are first copied into aligned ones, zero-padded to
+// a multiple of it (the last k % W steps went one by one, after the lane
+// sums); with 64-byte vectors also where a row does not start at the
+// vector's alignment, since each such load then spans two cache lines
+// (300 x 200 x 12 in place ran at half the speed of 300 x 208 x 12 on an
+// AVX-512 Xeon; copied, 1.4-1.6 times OpenBLAS's against 0.7-0.85). With
+// 32-byte vectors half the loads span two lines, and copying cost more than
+// it saved (64 x 256 x 10 with rows 16 bytes off: 49 GFLOP/s copied, 66 in
+// place). B's few columns are copied once, A's rows block by block.
 template <class T>
 void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, int64_t k, T alpha, T beta,
                bool parallel) {
-  constexpr int64_t RI = GemmKernel<T>::DR;
+  using G = GemmKernel<T>;
+  constexpr int64_t W = G::W, RI = G::DR;
+  constexpr auto kAlign = int64_t(sizeof(typename G::Batch));
+  const auto aligned = [](const T* p, int64_t stride) {
+    return reinterpret_cast<uintptr_t>(p) % kAlign == 0 && stride * int64_t(sizeof(T)) % kAlign == 0;
+  };
   const int64_t units = (m + RI - 1) / RI;
-  if (parallel && units >= 2 && m * n * k >= 64 * 64 * 64)
-    ThreadPool::instance().parallel_for(units, [&](int64_t u0, int64_t u1) {
-      dot_rows(a, b, c, u0 * RI, std::min(m, u1 * RI), n, k, alpha, beta);
+  const int64_t threads =
+      parallel && units >= 2 && m * n * k >= 64 * 64 * 64 ? std::min<int64_t>(ThreadPool::instance().team_size(), units)
+                                                          : 1;
+  const bool in_place = k % W == 0 && (kAlign < 64 || (aligned(a.p, a.rs) && aligned(b.p, b.cs)));
+  const int64_t kp = (k + W - 1) / W * W;
+  MatView<T> bv = b;
+  T* rows_copy = nullptr;
+  if (!in_place) {  // taken before the threads start: nothing in the region may throw
+    T* const buffer = pack_buffer_a().get<T>((n + threads * RI) * kp);
+    for (int64_t j = 0; j < n; ++j) std::fill_n(std::copy_n(b.p + j * b.cs, k, buffer + j * kp), kp - k, T(0));
+    bv = MatView<T>{buffer, 1, kp};
+    rows_copy = buffer + n * kp;
+  }
+  auto run = [&](int64_t t) {
+    const int64_t u0 = units * t / threads, u1 = units * (t + 1) / threads;
+    if (u0 < u1)
+      dot_rows(a, k, bv, c, u0 * RI, std::min(m, u1 * RI), n, kp, alpha, beta,
+               rows_copy ? rows_copy + t * RI * kp : nullptr);
+  };
+  if (threads > 1)
+    ThreadPool::instance().parallel_for(threads, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) run(t);
     });
   else
-    dot_rows(a, b, c, 0, m, n, k, alpha, beta);
+    run(0);
 }
 
 // C (m x n) = alpha * A (m x k) * B (k x n) + beta * C by packed blocks.
