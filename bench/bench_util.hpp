@@ -127,7 +127,7 @@ inline const char* openblas_kernel_for_build() {
 
 // OpenBLAS chooses its kernel when it is loaded, from the CPUs it knows. On
 // a CPU newer than the library it falls back to its generic SSE3 kernel
-// (OpenBLAS 0.3.21 on an Emerald Rapids Xeon: "Prescott", 5-8 times slower
+// (OpenBLAS 0.3.21 on an Emerald Rapids Xeon: "Prescott", 5-9 times slower
 // than its AVX-512 kernel there), which is no peer to measure against. So,
 // unless OPENBLAS_CORETYPE is set already, a benchmark whose OpenBLAS chose
 // another kernel than openblas_kernel_for_build() starts again with it set
