@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <strings.h>
 #include <unistd.h>
 
 #ifdef TSR_BENCH_TORCH
@@ -136,10 +136,7 @@ inline const char* openblas_kernel_for_build() {
 inline bool match_openblas_kernel() {
   const char* want = openblas_kernel_for_build();
   if (want == nullptr || std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
-  std::string core = openblas_get_corename(), wanted = want;
-  std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::transform(wanted.begin(), wanted.end(), wanted.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (core == wanted) return false;
+  if (::strcasecmp(openblas_get_corename(), want) == 0) return false;
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> args;
   for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
@@ -162,9 +159,9 @@ inline void print_machine() {
               std::thread::hardware_concurrency(), xsimd::default_arch::name(),
               static_cast<std::size_t>(xsimd::default_arch::alignment()));
 #ifdef TSR_BENCH_OPENBLAS
-  const char* set = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("OpenBLAS: %s; kernel %s%s%s\n", openblas_get_config(), openblas_get_corename(),
-              set ? " (OPENBLAS_CORETYPE=" : " (its own choice)", set ? (std::string(set) + ")").c_str() : "");
+  std::printf("OpenBLAS: %s; kernel %s", openblas_get_config(), openblas_get_corename());
+  if (const char* set = std::getenv("OPENBLAS_CORETYPE")) std::printf(" (OPENBLAS_CORETYPE=%s)\n", set);
+  else std::printf(" (its own choice)\n");
 #endif
 }
 

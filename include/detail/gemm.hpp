@@ -626,6 +626,13 @@ template <class Batch>
   return v;
 }
 
+// Copies n values from src to dst and zeros up to padded_n; returns dst.
+template <class T>
+const T* copy_zero_padded(const T* src, int64_t n, T* dst, int64_t padded_n) {
+  std::fill_n(std::copy_n(src, n, dst), padded_n - n, T(0));
+  return dst;
+}
+
 // Rows [i0, i1) of C = alpha * A B + beta * C as dot products, for a C with
 // few rows or columns whose A rows and B columns are both contiguous along
 // k (x W^T with a small W: a 10-class output layer): no packing, RI x RJ
@@ -649,7 +656,7 @@ void dot_rows(MatView<T> a, int64_t a_k, MatView<T> b, MatSpan<T> c, int64_t i0,
     const T* ar[RI];
     for (int64_t r = 0; r < RI; ++r) {
       ar[r] = a.p + std::min(i + r, i1 - 1) * a.rs;  // repeats the last row at the edge
-      if (rows_copy) ar[r] = std::fill_n(std::copy_n(ar[r], a_k, rows_copy + r * k), k - a_k, T(0)) - k;
+      if (rows_copy) ar[r] = copy_zero_padded(ar[r], a_k, rows_copy + r * k, k);
     }
     for (int64_t j = 0; j < n; j += RJ) {
       const T* br[RJ];
@@ -721,7 +728,7 @@ void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, i
   T* rows_copy = nullptr;
   if (!in_place) {  // taken before the threads start: nothing in the region may throw
     T* const buffer = pack_buffer_a().get<T>((n + threads * RI) * kp);
-    for (int64_t j = 0; j < n; ++j) std::fill_n(std::copy_n(b.p + j * b.cs, k, buffer + j * kp), kp - k, T(0));
+    for (int64_t j = 0; j < n; ++j) copy_zero_padded(b.p + j * b.cs, k, buffer + j * kp, kp);
     bv = MatView<T>{buffer, 1, kp};
     rows_copy = buffer + n * kp;
   }
