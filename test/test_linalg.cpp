@@ -128,10 +128,14 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
   // given transposed, dot products. B given transposed is packed by square
   // blocks (8 x 8 floats, 4 x 4 doubles where the vectors are 32 bytes) and
   // column by column for the rest: 45 and 25 columns leave a last panel
-  // with whole blocks and a remainder.
+  // with whole blocks and a remainder. A K of at most 32 with B's rows
+  // contiguous and 32 vector registers takes the unpacked short-K tiles (4
+  // rows by 4 vectors): 64 x 10 x 256 fills them, the others leave rows,
+  // columns or both at the edges.
   for (auto [m, k, n] : {std::array<int64_t, 3>{1, 1, 1}, {5, 7, 3}, {6, 16, 16}, {7, 257, 17}, {13, 1, 33},
                          {150, 300, 70}, {2, 513, 2}, {300, 64, 1}, {1, 64, 300}, {64, 256, 10}, {10, 100, 64},
-                         {33, 37, 5}, {3, 800, 40}, {20, 100, 45}, {16, 300, 25}}) {
+                         {33, 37, 5}, {3, 800, 40}, {20, 100, 45}, {16, 300, 25}, {64, 10, 256}, {67, 7, 100},
+                         {5, 32, 70}, {9, 2, 50}, {130, 25, 200}}) {
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);
@@ -142,9 +146,15 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
     CHECK(all(abs(cast<double>(mm(a, b)) - want) <= bound).item());
     CHECK(all(abs(cast<double>(mm(a.t().contiguous().t(), b.t().contiguous().t())) - want) <= bound).item());
     CHECK(all(abs(cast<double>(mm(a, b.t().contiguous().t())) - want) <= bound).item());
+    CHECK(all(abs(cast<double>(mm(a.t().contiguous().t(), b)) - want) <= bound).item());
+    // alpha and beta: 2 a b + 0.5 c, c's part checked exactly (0.5 c is exact).
+    const auto c = randn<float>({m, n});
+    const Tensor<double> want_addmm = 2. * want + 0.5 * cast<double>(c);
+    CHECK(all(abs(cast<double>(addmm(c, a, b, 0.5, 2.0)) - want_addmm) <= 2. * bound + 1e-6 * abs(want_addmm)).item());
     const auto ad = a.to<double>(), bd = b.to<double>();
     CHECK(allclose(mm(ad, bd), want, 1e-12, 1e-12));
     CHECK(allclose(mm(ad, bd.t().contiguous().t()), want, 1e-12, 1e-12));
+    CHECK(allclose(addmm(c.to<double>(), ad, bd, 0.5, 2.0), want_addmm, 1e-12, 1e-12));
   }
   // Dot products (a narrow x W^T) whose rows start off the vector's alignment, k a multiple of
   // it: where the vectors are 64 bytes the rows are copied into aligned ones first, elsewhere
@@ -173,7 +183,14 @@ TEST_CASE("products are bitwise identical for 1 and 2 threads and any operand la
   // A layer's x W^T, wide and narrow (dot products, parallel over rows).
   const auto x = randn<float>({2048, 256}), w = randn<float>({256, 256}), w_narrow = randn<float>({10, 256});
   const auto one_wide = mm(x, w.t()), one_narrow = mm(x, w_narrow.t());
+  // A short K (a 10-class layer's input gradient for a batch of 512): row blocks on the threads.
+  const auto g = randn<float>({512, 10});
+  const auto one_short_k = mm(g, w_narrow);
   set_num_threads(2);
+  CHECK(equal(mm(g, w_narrow), one_short_k));
+#ifndef TSR_USE_CBLAS  // and its sums are the packed kernel's, which a transposed B takes
+  CHECK(equal(mm(g, w_narrow.t().contiguous().t()), one_short_k));
+#endif
   CHECK(equal(mm(x, w.t()), one_wide));
   CHECK(equal(mm(x, w_narrow.t()), one_narrow));
   CHECK(equal(mm(a, b), one));

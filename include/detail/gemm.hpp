@@ -75,6 +75,9 @@ struct GemmKernel {
   static constexpr int64_t NR = 2 * W;
   // gemm_dots' block of dot products: DR rows of A by two columns of B.
   static constexpr int64_t DR = vector_registers == 32 ? 8 : 4;
+  // gemm_short_k's tile, where there are 32 registers: SR rows by SV
+  // batches (16 accumulators, SV loads of B and a broadcast of A per k).
+  static constexpr int64_t SR = 4, SV = 4;
 };
 
 // The size of data cache level 1 or 2 in bytes as the C library reports
@@ -98,8 +101,13 @@ inline int64_t cache_bytes([[maybe_unused]] int level, int64_t fallback) {
 // n = 2048 on an AVX-512 Xeon, 0.88 with this). Computed once per process,
 // so every product sums in the same order (KC steps) whatever the thread
 // count.
+//
+// A product with a short K (gemm_short_k) works on row blocks of C whose
+// columns in one register tile's width fill a third of L1, and only while
+// all of C fits in half of L2.
 struct GemmBlocks {
   int64_t kc, mc, nc;
+  int64_t short_k_rows, short_k_max_c_bytes;
 };
 template <class T>
 GemmBlocks gemm_blocks_for(int64_t l1, int64_t l2) {
@@ -108,7 +116,8 @@ GemmBlocks gemm_blocks_for(int64_t l1, int64_t l2) {
   const int64_t kc = round_down(l1 / 2 / (K::NR * int64_t(sizeof(T))), 16, 64);
   const int64_t mc = round_down(l2 / 2 / (kc * int64_t(sizeof(T))), K::MR, K::MR);
   const int64_t nc = round_down(l2 / 2 / (kc * int64_t(sizeof(T))), K::NR, K::NR);
-  return {kc, mc, nc};
+  const int64_t short_k_rows = round_down(l1 / 3 / (K::SV * K::W * int64_t(sizeof(T))), K::SR, K::SR);
+  return {kc, mc, nc, short_k_rows, l2 / 2};
 }
 template <class T>
 const GemmBlocks& gemm_blocks() {
@@ -746,6 +755,133 @@ void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, i
     run(0);
 }
 
+// C[0:SR, 0:SV W] = alpha * A[0:SR, 0:k] B[0:k, 0:SV W] + beta * C, with
+// A and B read in place (B's rows ldb apart, each contiguous) and C's rows
+// ldc apart. Inlined into its one caller, as micro_kernel is.
+template <class T>
+[[gnu::always_inline]] inline void short_k_tile(int64_t k, MatView<T> a, const T* __restrict b, int64_t ldb,
+                                                T* __restrict c, int64_t ldc, T alpha, T beta) {
+  using G = GemmKernel<T>;
+  using B = typename G::Batch;
+  constexpr int64_t R = G::SR, V = G::SV, W = G::W;
+  B acc[R][V];
+#pragma GCC unroll 16
+  for (int64_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < V; ++v) acc[r][v] = B(T(0));
+  for (int64_t p = 0; p < k; ++p, b += ldb) {
+    B bv[V];
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < V; ++v) bv[v] = B::load_unaligned(b + v * W);
+#pragma GCC unroll 4
+    for (int64_t r = 0; r < R; ++r) {
+      const B ar(a(r, p));
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < V; ++v) acc[r][v] = detail::fma(ar, bv[v], acc[r][v]);
+    }
+  }
+  // The write-back, in one of three forms chosen once: alpha * acc + beta *
+  // C, alpha * acc, or acc (alpha = 1, beta = 0: a plain product, which
+  // spent a tenth of its multiplications on alpha). Tested per element,
+  // GCC branched on alpha and beta at every store.
+  auto write = [&](auto scaled, auto add_c) __attribute__((always_inline)) {
+    const B va(alpha), vb(beta);
+#pragma GCC unroll 16
+    for (int64_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < V; ++v) {
+        T* const out = c + r * ldc + v * W;
+        B x = acc[r][v];
+        if constexpr (decltype(scaled)::value) x = va * x;
+        if constexpr (decltype(add_c)::value) x = detail::fma(vb, B::load_unaligned(out), x);
+        x.store_unaligned(out);
+      }
+  };
+  if (beta != T(0)) write(std::true_type{}, std::true_type{});
+  else if (alpha != T(1)) write(std::true_type{}, std::false_type{});
+  else write(std::false_type{}, std::false_type{});
+}
+
+// The longest K that gemm_short_k takes.
+inline constexpr int64_t kShortK = 32;
+
+// C = alpha * A B + beta * C for a K of at most kShortK, B's rows
+// contiguous, C row-major with at least SR rows and SV W columns, where
+// there are 32 vector registers: no packing (as OpenBLAS's "direct" SGEMM
+// for small products), an SR x SV W tile per step, A broadcast from where
+// it lies, B's rows loaded from where they lie. For a 10-class layer's
+// input gradient (g W2: 64 x 10 times 10 x 256) the packed path spent
+// as much on its setup and its 12 x 2W tiles' write-back as on the 10 k
+// steps: 0.72-0.86 of OpenBLAS on an AVX-512 Xeon, 0.99-1.09 this way
+// (called in turns with cblas_sgemm). C goes in row blocks of
+// GemmBlocks::short_k_rows, each written column block by column block (in
+// tiles down the rows): the tile alone over 64 rows ran at 1.10-1.14 of
+// OpenBLAS so, against 0.94-0.97 row strip by row strip; a block's rows
+// share the L1 with B's columns. Edge tiles run the same tile on A's rows
+// zero-padded to SR and on B's last columns zero-padded to SV W (copied
+// once), into a buffer holding their part of C, as micro_kernel's edges do.
+// The threads take whole row blocks, so no sum depends on their count.
+template <class T>
+void gemm_short_k(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, int64_t k, T alpha, T beta,
+                  bool parallel, const Epilogue<T>& epi) {
+  using G = GemmKernel<T>;
+  constexpr int64_t R = G::SR, NW = G::SV * G::W;
+  const int64_t rows_per_block = gemm_blocks<T>().short_k_rows;
+  const int64_t blocks = (m + rows_per_block - 1) / rows_per_block;
+  const bool threaded = parallel && blocks >= 2 && m * n * k >= 64 * 64 * 64;
+  // B's last columns, fewer than NW, zero-padded: copied before the threads
+  // start (nothing in the region may throw) and read by all of them.
+  const int64_t full_n = n / NW * NW;
+  T* b_edge = nullptr;
+  if (full_n < n) {
+    b_edge = pack_buffer_b().get<T>(k * NW);
+    for (int64_t p = 0; p < k; ++p) copy_zero_padded(&b(p, full_n), n - full_n, b_edge + p * NW, NW);
+  }
+  auto run_epilogue = [&](int64_t i, int64_t j, int64_t rows, int64_t cols) {
+    if (epi)
+      for (int64_t r = 0; r < rows; ++r) epi(&c(i + r, j), 1, i + r, j, cols);
+  };
+  // A tile at C's edge (rows x cols of C from (i, j), fewer than R x NW):
+  // A's rows zero-padded, C's part through a buffer. A call site of its
+  // own: choosing the pointers per tile at one call site cost the whole
+  // tiles 3-4% (64 x 256 x 10, scratch program, in turns).
+  auto edge_tile = [&](int64_t i, int64_t j, int64_t rows, int64_t cols) {
+    alignas(64) T tile[R * NW]{};
+    T a_rows[R * kShortK];
+    MatView<T> at{&a(i, 0), a.rs, a.cs};
+    if (rows < R) {
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t p = 0; p < k; ++p) a_rows[r * k + p] = r < rows ? a(i + r, p) : T(0);
+      at = MatView<T>{a_rows, k, 1};
+    }
+    if (beta != T(0))
+      for (int64_t r = 0; r < rows; ++r) std::copy_n(&c(i + r, j), cols, tile + r * NW);
+    const bool narrow = cols < NW;
+    short_k_tile(k, at, narrow ? b_edge : &b(0, j), narrow ? NW : b.rs, tile, NW, alpha, beta);
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(tile + r * NW, cols, &c(i + r, j));
+    run_epilogue(i, j, rows, cols);
+  };
+  auto run_block = [&](int64_t block) {
+    const int64_t i0 = block * rows_per_block, i1 = std::min(m, i0 + rows_per_block);
+    for (int64_t j = 0; j < n; j += NW) {
+      const int64_t cols = std::min(NW, n - j);
+      int64_t i = i0;
+      if (cols == NW)
+        for (; i + R <= i1; i += R) {
+          short_k_tile(k, MatView<T>{&a(i, 0), a.rs, a.cs}, &b(0, j), b.rs, &c(i, j), c.rs, alpha, beta);
+          run_epilogue(i, j, R, NW);
+        }
+      for (; i < i1; i += R) edge_tile(i, j, std::min(R, i1 - i), cols);
+    }
+  };
+  if (threaded)
+    ThreadPool::instance().parallel_for(blocks, [&](int64_t b0, int64_t b1) {
+      for (int64_t block = b0; block < b1; ++block) run_block(block);
+    });
+  else
+    for (int64_t block = 0; block < blocks; ++block) run_block(block);
+}
+
 // C (m x n) = alpha * A (m x k) * B (k x n) + beta * C by packed blocks.
 // The threads run the whole product in one parallel region: at each (jc, pc)
 // step they pack their share of the B block, wait for each other at a
@@ -882,6 +1018,17 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView<T> b, 
   if (n < kFew && a.cs == 1 && b.rs == 1) return untiled([&] { gemm_dots(a, b, c, m, n, k, alpha, beta, parallel); });
   if (m < kFew && a.cs == 1 && b.rs == 1)
     return untiled([&] { gemm_dots(b.t(), a.t(), ct, n, m, k, alpha, beta, parallel); });
+  // A short K over a C that stays in L2: no packing, unless the tiles' last
+  // column block would compute more than a third as many columns again as
+  // C has (67 x 10 times 10 x 130 ran at 0.63 of OpenBLAS this way, 0.73
+  // packed; 100 x 20 times 20 x 100, which computes 128 columns, at 0.77
+  // against 0.70).
+  if constexpr (GemmKernel<T>::vector_registers == 32) {
+    constexpr int64_t NW = GemmKernel<T>::SV * GemmKernel<T>::W;
+    if (k <= kShortK && b.cs == 1 && c.cs == 1 && m >= GemmKernel<T>::SR && 3 * ((n + NW - 1) / NW * NW) <= 4 * n &&
+        m * n * int64_t(sizeof(T)) <= gemm_blocks<T>().short_k_max_c_bytes)
+      return gemm_short_k(a, b, c, m, n, k, alpha, beta, parallel, epi);
+  }
   // A narrow C (a 10-class output layer: 64 x 10) leaves most of an NR-wide
   // tile empty; its transpose fills the tiles, at the price of a strided
   // write-back, which pays when it computes less than 3/4 of the padding.
