@@ -24,7 +24,7 @@ inline std::string python_float_repr(double v) {
   std::string s = negative ? "-" : "";
   if (exponent < -4 || exponent >= 16) {  // Python's repr switches to exponent form here
     s += digits.substr(0, 1);
-    if (digits.size() > 1) s += "." + digits.substr(1);
+    if (digits.size() > 1) s.append(".").append(digits, 1);  // not "." + ...: GCC 12 warns falsely there (-Wrestrict)
     const int a = exponent < 0 ? -exponent : exponent;
     return s + (exponent < 0 ? "e-" : "e+") + (a < 10 ? "0" : "") + std::to_string(a);
   }
