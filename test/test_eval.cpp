@@ -111,6 +111,21 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads") {
   CHECK(equal(s1, c.contiguous() * 2.f + 1.f));
 }
 
+TEST_CASE("the pool's workers start with the first job that needs them") {
+  // Until then the program has one thread, and glibc lets the C++ library
+  // count std::shared_ptr references without locked instructions.
+  const auto& pool = detail::ThreadPool::instance();
+  test::with_threads(2, [&] {
+    CHECK_FALSE(pool.workers_started());
+    const Tensor<float> small = arange<float>(0.f, 100.f) + 1.f;  // on the calling thread
+    CHECK_FALSE(pool.workers_started());
+    const Tensor<float> large = arange<float>(0.f, 1 << 20) + 1.f;  // tiles on the pool
+    CHECK(pool.workers_started());
+    CHECK(large(1 << 19) == float((1 << 19) + 1));
+    CHECK(small(99) == 100.f);
+  });
+}
+
 TEST_CASE("evaluators are trivially copyable") {
   auto a = ones({3});
   auto e = where(a > 0.f, sin(a) * 2.f, cast<float>(a == 1.f)) + clamp(a, 0.f, 1.f);

@@ -496,6 +496,8 @@ TEST_CASE("LogSigmoid, Softsign, Tanhshrink, CELU, the shrinks, Threshold, GLU, 
   // Python's float repr (PyTorch's reprs and messages), from Python itself.
   CHECK(detail::python_float_repr(1e-5) == "1e-05");
   CHECK(detail::python_float_repr(1e16) == "1e+16");
+  CHECK(detail::python_float_repr(2.5e17) == "2.5e+17");
+  CHECK(detail::python_float_repr(-1.5e-7) == "-1.5e-07");
   CHECK(detail::python_float_repr(1e15) == "1000000000000000.0");
   CHECK(detail::python_float_repr(-0.0003) == "-0.0003");
   CHECK(detail::python_float_repr(12345678901234567.0) == "1.2345678901234568e+16");
