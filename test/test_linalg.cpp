@@ -147,7 +147,7 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
     CHECK(all(abs(cast<double>(mm(a.t().contiguous().t(), b.t().contiguous().t())) - want) <= bound).item());
     CHECK(all(abs(cast<double>(mm(a, b.t().contiguous().t())) - want) <= bound).item());
     CHECK(all(abs(cast<double>(mm(a.t().contiguous().t(), b)) - want) <= bound).item());
-    // alpha and beta: 2 a b + 0.5 c, c's part checked exactly (0.5 c is exact).
+    // alpha and beta: addmm's 0.5 c + 2 a b, within twice the product's bound and the sum's rounding.
     const auto c = randn<float>({m, n});
     const Tensor<double> want_addmm = 2. * want + 0.5 * cast<double>(c);
     CHECK(all(abs(cast<double>(addmm(c, a, b, 0.5, 2.0)) - want_addmm) <= 2. * bound + 1e-6 * abs(want_addmm)).item());
