@@ -80,6 +80,9 @@ struct GemmKernel {
   static constexpr int64_t SR = 4, SV = 4;
 };
 
+// The products (m n k multiply-adds) below which the threads are not used.
+inline constexpr int64_t kMinThreadedProduct = 64 * 64 * 64;
+
 // The size of data cache level 1 or 2 in bytes as the C library reports
 // it, or `fallback` where it does not.
 inline int64_t cache_bytes([[maybe_unused]] int level, int64_t fallback) {
@@ -729,7 +732,7 @@ void gemm_dots(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n, i
   };
   const int64_t units = (m + RI - 1) / RI;
   const int64_t threads =
-      parallel && units >= 2 && m * n * k >= 64 * 64 * 64 ? std::min<int64_t>(ThreadPool::instance().team_size(), units)
+      parallel && units >= 2 && m * n * k >= kMinThreadedProduct ? std::min<int64_t>(ThreadPool::instance().team_size(), units)
                                                           : 1;
   const bool in_place = k % W == 0 && (kAlign < 64 || (aligned(a.p, a.rs) && aligned(b.p, b.cs)));
   const int64_t kp = (k + W - 1) / W * W;
@@ -828,7 +831,7 @@ void gemm_short_k(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n
   constexpr int64_t R = G::SR, NW = G::SV * G::W;
   const int64_t rows_per_block = gemm_blocks<T>().short_k_rows;
   const int64_t blocks = (m + rows_per_block - 1) / rows_per_block;
-  const bool threaded = parallel && blocks >= 2 && m * n * k >= 64 * 64 * 64;
+  const bool threaded = parallel && blocks >= 2 && m * n * k >= kMinThreadedProduct;
   // B's last columns, fewer than NW, zero-padded: copied before the threads
   // start (nothing in the region may throw) and read by all of them.
   const int64_t full_n = n / NW * NW;
@@ -900,7 +903,7 @@ void gemm_packed(int64_t m, int64_t n, int64_t k, T alpha, MatView<T> a, MatView
   const int64_t k_steps = (k + blocks.kc - 1) / blocks.kc;
   blocks.kc = (k + k_steps - 1) / k_steps;
   ThreadPool& pool = ThreadPool::instance();
-  const int64_t threads = parallel && m * n * k >= 64 * 64 * 64 ? pool.team_size() : 1;
+  const int64_t threads = parallel && m * n * k >= kMinThreadedProduct ? pool.team_size() : 1;
   const int64_t a_panels = (m + G::MR - 1) / G::MR;
   // Where B has more than one NC block and the threads split A's rows
   // (each thread the same rows in every block), each thread keeps its rows

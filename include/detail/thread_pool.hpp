@@ -22,8 +22,8 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
   // Whether the workers run: from the first job on several threads until
-  // set_num_threads.
-  bool workers_started() const { return started_; }
+  // set_num_threads (such a job has at least one worker).
+  bool workers_started() const { return !workers_.empty(); }
   // The threads a parallel_for started here runs on at once: 1 inside a
   // parallel_for, whose nested calls run on the calling thread.
   int team_size() const { return in_worker() ? 1 : num_threads_; }
@@ -46,7 +46,7 @@ class ThreadPool {
       return;
     }
     std::lock_guard run(run_mutex_);  // one parallel region at a time
-    if (!started_) start_workers();
+    if (workers_.empty()) start_workers();
     Job job;
     job.call = &invoke<F>;
     job.fn = &fn;
@@ -130,7 +130,6 @@ class ThreadPool {
 
   void start_workers() {
     std::lock_guard lock(mutex_);
-    started_ = true;
     stop_ = false;
     published_.store(generation_, std::memory_order_relaxed);
     // New workers start from the current generation: the last job is done
@@ -146,7 +145,6 @@ class ThreadPool {
     wake_.notify_all();
     for (auto& w : workers_) w.join();
     workers_.clear();
-    started_ = false;
   }
 
   void worker_loop(int t, uint64_t seen) {
@@ -193,7 +191,6 @@ class ThreadPool {
   std::atomic<uint64_t> published_{0};  // generation_, for the spinning workers
   std::atomic<int> remaining_{0};
   bool stop_ = false;
-  bool started_ = false;  // start_workers ran since the last stop_workers
 };
 
 // A barrier for the threads of one parallel_for (each running one chunk of
