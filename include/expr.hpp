@@ -94,6 +94,7 @@ struct ScalarEval {
   B batch(int64_t) const { return B(value); }
   template <class B>
   B batch_contig(int64_t) const { return B(value); }
+  void prefetch(int64_t) const {}
   // at(x): the value when every tensor leaf of the tree holds x (OneLeaf).
   template <class X>
   TSR_HOST_DEVICE T at(X) const { return value; }
@@ -233,6 +234,7 @@ struct UnaryEval {
   [[gnu::always_inline]] B batch(int64_t i) const { return op(a.template batch<B>(i)); }
   template <class B>
   [[gnu::always_inline]] B batch_contig(int64_t i) const { return op(a.template batch_contig<B>(i)); }
+  void prefetch(int64_t i) const { a.prefetch(i); }
   template <class X>
   TSR_HOST_DEVICE Out at(X x) const { return apply_to(a.at(x)); }
   template <class B, class X>
@@ -272,6 +274,10 @@ struct BinaryEval {
   [[gnu::always_inline]] V batch(int64_t i) const { return op(a.template batch<V>(i), b.template batch<V>(i)); }
   template <class V>
   [[gnu::always_inline]] V batch_contig(int64_t i) const { return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i)); }
+  void prefetch(int64_t i) const {
+    a.prefetch(i);
+    b.prefetch(i);
+  }
   template <class X>
   TSR_HOST_DEVICE Out at(X x) const { return apply_to(a.at(x), b.at(x)); }
   template <class V, class X>
@@ -322,6 +328,11 @@ struct TernaryEval {
   [[gnu::always_inline]] V batch_contig(int64_t i) const {
     return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i), c.template batch_contig<V>(i));
   }
+  void prefetch(int64_t i) const {
+    a.prefetch(i);
+    b.prefetch(i);
+    c.prefetch(i);
+  }
   template <class X>
   TSR_HOST_DEVICE Out at(X x) const { return apply_to(a.at(x), b.at(x), c.at(x)); }
   template <class V, class X>
@@ -352,6 +363,7 @@ struct CastEval {
   [[gnu::always_inline]] B batch(int64_t i) const { return a.template batch<B>(i); }
   template <class B>
   [[gnu::always_inline]] B batch_contig(int64_t i) const { return a.template batch_contig<B>(i); }
+  void prefetch(int64_t i) const { a.prefetch(i); }
   template <class X>
   TSR_HOST_DEVICE U at(X x) const { return convert<U>(a.at(x)); }
   template <class B, class X>

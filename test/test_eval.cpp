@@ -111,6 +111,70 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads") {
   CHECK(equal(s1, c.contiguous() * 2.f + 1.f));
 }
 
+namespace {
+// Sets the output size from which evaluations write around the cache, for
+// one scope.
+struct StreamingFrom {
+  std::size_t saved = detail::streaming_threshold();
+  explicit StreamingFrom(std::size_t bytes) { detail::streaming_threshold() = bytes; }
+  ~StreamingFrom() { detail::streaming_threshold() = saved; }
+};
+
+template <class T>
+bool same_bits(const Tensor<T>& x, const Tensor<T>& y) {
+  const auto cx = x.contiguous(), cy = y.contiguous();
+  return x.sizes() == y.sizes() && std::memcmp(cx.data_ptr(), cy.data_ptr(), sizeof(T) * std::size_t(x.numel())) == 0;
+}
+}  // namespace
+
+TEST_CASE("outputs written around the cache (streaming stores) hold the same bits") {
+  manual_seed(5);
+  const int64_t n = 3 * detail::kTile + 37;  // a ragged last tile, chunks and a scalar tail
+  const auto a = randn({n}), b = randn({n});
+  const auto ad = randn<double>({n});
+  const auto m = randn({5001, 7}).t();  // strided leaves, dense 7 x 5001 output
+  auto evaluate = [&] {
+    std::vector<Tensor<float>> f;
+    f.push_back(a * b + sin(a) - exp(-b));
+    f.push_back(m * 2.f + 1.f);
+    auto shifted = zeros({n + 1});  // a destination that is not 64-byte aligned
+    shifted.slice(0, 1, n + 1).copy_(a * 3.f - b);
+    f.push_back(shifted);
+    auto strided = zeros({2 * n});  // not dense: written through the cache
+    strided.slice(0, 0, 2 * n, 2).copy_(a - b);
+    f.push_back(strided);
+    auto x = a.clone();  // in place, the identical mapping
+    x.copy_(x * 2.f + 1.f);
+    f.push_back(x);
+    const Tensor<double> d = exp(ad) * 0.5 - ad;
+    const Tensor<int32_t> i = cast<int32_t>(a * 100.f);
+    const Tensor<bool> mask = a > b;
+    return std::tuple{f, d, i, mask};
+  };
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    test::with_threads(threads, [&] {
+      const auto cached = evaluate();
+      const StreamingFrom every_output(0);
+      const auto streamed = evaluate();
+      for (std::size_t k = 0; k < std::get<0>(cached).size(); ++k) {
+        CAPTURE(k);
+        CHECK(same_bits(std::get<0>(cached)[k], std::get<0>(streamed)[k]));
+      }
+      CHECK(same_bits(std::get<1>(cached), std::get<1>(streamed)));
+      CHECK(same_bits(std::get<2>(cached), std::get<2>(streamed)));
+      CHECK(same_bits(std::get<3>(cached), std::get<3>(streamed)));
+    });
+  }
+  // And against values computed one by one.
+  const StreamingFrom every_output(0);
+  const Tensor<float> r = a * 3.f - b;
+  const auto av = a.to_vector(), bv = b.to_vector(), rv = r.to_vector();
+  bool ok = true;
+  for (std::size_t k = 0; k < av.size(); ++k) ok = ok && rv[k] == av[k] * 3.f - bv[k];
+  CHECK(ok);
+}
+
 TEST_CASE("the pool's workers start with the first job that needs them") {
   // Until then the program has one thread, and glibc lets the C++ library
   // count std::shared_ptr references without locked instructions.
