@@ -133,10 +133,19 @@ TEST_CASE("outputs written around the cache (streaming stores) hold the same bit
   const auto a = randn({n}), b = randn({n});
   const auto ad = randn<double>({n});
   const auto m = randn({5001, 7}).t();  // strided leaves, dense 7 x 5001 output
+  const auto rows = randn({7, 5001}), col = randn({7, 1});  // a leaf of inner stride 0
   auto evaluate = [&] {
     std::vector<Tensor<float>> f;
     f.push_back(a * b + sin(a) - exp(-b));
     f.push_back(m * 2.f + 1.f);
+    f.push_back(rows * col - 1.f);
+    // Gradients: the summed derivative of one tensor, and a leaf's gradient
+    // expression in an expression of two.
+    const auto gx = a.clone().requires_grad_(), gy = b.clone().requires_grad_();
+    sum(sin(gx) * gx).backward();
+    sum(gx * exp(gy) - gy).backward();
+    f.push_back(gx.grad());
+    f.push_back(gy.grad());
     auto shifted = zeros({n + 1});  // a destination that is not 64-byte aligned
     shifted.slice(0, 1, n + 1).copy_(a * 3.f - b);
     f.push_back(shifted);

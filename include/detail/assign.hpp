@@ -41,14 +41,23 @@ void run_units(int64_t units, int64_t work, const F& fn) {
 // are optimized away.
 //
 // `stream` (a large output, aligned for it, as write_tiles checks): store the
-// pairs of batches around the cache (streaming_store.hpp) and prefetch the
-// leaves. A test per iteration, not a second loop: GCC at -O2 keeps one copy
-// of the loop, and the branch is always predicted.
+// batches around the cache (streaming_store.hpp) and prefetch the leaves. A
+// test per iteration, not a second loop: GCC at -O2 keeps one copy of the
+// loop, and the branch is always predicted.
 template <bool Contig, class T, class Ev>
 inline void write_row_simd(T* out, const Ev& ev_ref, int64_t n, [[maybe_unused]] bool stream = false) {
   const Ev ev = ev_ref;
   using B = xsimd::batch<T>;
   constexpr int64_t W = static_cast<int64_t>(B::size);
+  constexpr bool streamable = streaming_alignment<T>() != 0;
+  // The leaves' lines of the elements [i, i + n) a little ahead, one request
+  // per line: with exp or sin between the loads, the out-of-order core does
+  // not get far enough ahead to keep memory busy (the transcendental chain
+  // on one thread: 1.2x faster).
+  auto prefetch_ahead = [&ev](int64_t i, int64_t n) {
+    constexpr int64_t line = kCacheLine / int64_t(sizeof(T)), ahead = kPrefetchAhead / int64_t(sizeof(T));
+    for (int64_t k = 0; k < n; k += line) ev.prefetch(i + ahead + k);
+  };
   int64_t i = 0;
   if constexpr (Contig) {
     // Two independent batches per iteration: compute-bound chains (sin, exp)
@@ -56,14 +65,9 @@ inline void write_row_simd(T* out, const Ev& ev_ref, int64_t n, [[maybe_unused]]
     for (; i + 2 * W <= n; i += 2 * W) {
       const B x0 = ev.template batch_contig<B>(i);
       const B x1 = ev.template batch_contig<B>(i + W);
-      if constexpr (streaming_alignment<T>() != 0) {
+      if constexpr (streamable) {
         if (stream) {
-          // The leaves' lines a few iterations ahead: with exp or sin
-          // between loads, the out-of-order core gets too few ahead to
-          // keep memory busy (the transcendental chain on one thread:
-          // 1.2x faster). One request per line of each leaf.
-          constexpr int64_t line = kCacheLine / int64_t(sizeof(T)), ahead = kPrefetchAhead / int64_t(sizeof(T));
-          for (int64_t k = 0; k < 2 * W; k += line) ev.prefetch(i + ahead + k);
+          prefetch_ahead(i, 2 * W);
           store_streaming(out + i, x0);
           store_streaming(out + i + W, x1);
           continue;
@@ -74,7 +78,17 @@ inline void write_row_simd(T* out, const Ev& ev_ref, int64_t n, [[maybe_unused]]
     }
     for (; i + W <= n; i += W) ev.template batch_contig<B>(i).store_unaligned(out + i);
   } else {
-    for (; i + W <= n; i += W) ev.template batch<B>(i).store_unaligned(out + i);
+    for (; i + W <= n; i += W) {
+      const B x = ev.template batch<B>(i);
+      if constexpr (streamable) {
+        if (stream) {
+          prefetch_ahead(i, W);
+          store_streaming(out + i, x);
+          continue;
+        }
+      }
+      x.store_unaligned(out + i);
+    }
   }
   for (; i < n; ++i) out[i] = ev[i];
 }
@@ -95,13 +109,13 @@ enum class RowLoops {
 };
 
 // Writes n elements of a row: out[i * out_stride] = ev[i]; `stream` as in
-// write_row_simd (only RowLoops::all stores around the cache).
+// write_row_simd.
 template <RowLoops Loops = RowLoops::all, class T, class Ev>
 inline void write_row(T* out, int64_t out_stride, const Ev& ev, int64_t n, [[maybe_unused]] bool stream = false) {
   if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, T>) {
     if constexpr (Loops == RowLoops::all)
       if (out_stride == 1 && ev.contiguous_inner()) return write_row_simd<true>(out, ev, n, stream);
-    if (out_stride == 1 && ev.unit_inner()) return write_row_simd<false>(out, ev, n);
+    if (out_stride == 1 && ev.unit_inner()) return write_row_simd<false>(out, ev, n, stream);
   }
   const Ev local = ev;  // as in write_row_simd
   for (int64_t i = 0; i < n; ++i) out[i * out_stride] = convert<T>(local[i]);
@@ -141,7 +155,7 @@ void write_tile(const void* ev, T* out, int64_t out_stride, const int64_t* idx, 
   Ev local = *static_cast<const Ev*>(ev);
   local.set_row(idx, nd);
   if constexpr (Loops == RowLoops::unit_only && Ev::simd && std::is_same_v<typename Ev::value_type, T>)
-    write_row_simd<false>(out, local, n);
+    write_row_simd<false>(out, local, n, stream);
   else
     write_row<Loops>(out, out_stride, local, n, stream);
 }
@@ -152,16 +166,20 @@ using TileWriter = void (*)(const void* ev, T* out, int64_t out_stride, const in
 // Writes every tile of `plan` into dst with `write` (on the pool when the job
 // is large): the tiling and threading, compiled once per element type rather
 // than once per expression. A tile is 4096 elements: the indirect call and
-// the evaluator's copy per tile cost nothing measurable. A dense output of
+// the evaluator's copy per tile cost nothing measurable. Unless the
+// expression reads dst itself (`reads_dst`), a dense output of
 // streaming_threshold() bytes or more is stored around the cache, in each
 // tile that starts aligned for it (every tile of a contiguous tensor, whose
-// storage is aligned to 64 bytes).
+// storage is aligned to 64 bytes). An expression that reads dst has brought
+// each line into the cache before it writes it, so there is no read to save,
+// and streaming stores of cached lines cost more: a += b * 2 on 2^24 floats
+// took 1.2 times as long.
 template <class T>
-void write_tiles(const Tensor<T>& dst, const Plan& plan, TileWriter<T> write, const void* ev) {
+void write_tiles(const Tensor<T>& dst, const Plan& plan, TileWriter<T> write, const void* ev, bool reads_dst) {
   const TensorEval<T> out_ev = dst.evaluator(plan);
   T* const out_base = const_cast<T*>(out_ev.base);
   constexpr std::size_t alignment = streaming_alignment<T>();
-  const bool streaming = alignment != 0 && out_ev.inner == 1 &&
+  const bool streaming = alignment != 0 && !reads_dst && out_ev.inner == 1 &&
                          static_cast<std::size_t>(dst.numel()) * sizeof(T) >= streaming_threshold();
   run_units(tile_count(plan), dst.numel(), [&](int64_t ub, int64_t ue) {
     for_each_tile(plan, ub, ue, [&](const int64_t* idx, int64_t len) {
@@ -343,7 +361,9 @@ void write_along(const Tensor<T>& dst, const E& src, const Plan& plan) {
   const auto ev = src.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable");
-  write_tiles(dst, plan, &write_tile<T, Ev, Loops>, &ev);
+  bool reads_dst = false;
+  src.for_each_leaf([&](const auto& leaf) { reads_dst = reads_dst || leaf.storage() == dst.storage(); });
+  write_tiles(dst, plan, &write_tile<T, Ev, Loops>, &ev, reads_dst);
 }
 
 // Any evaluation: through a temporary when a leaf overlaps dst differently,

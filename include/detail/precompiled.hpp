@@ -113,7 +113,7 @@
   namespace tsr {                                                                                          \
   TSR_INSTANCE class Tensor<T>;                                                                            \
   namespace detail {                                                                                       \
-  TSR_INSTANCE void write_tiles<T>(const Tensor<T>&, const Plan&, TileWriter<T>, const void*);             \
+  TSR_INSTANCE void write_tiles<T>(const Tensor<T>&, const Plan&, TileWriter<T>, const void*, bool);       \
   TSR_INSTANCE void assign<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);                       \
   TSR_INSTANCE void assign_general<T, Tensor<T>>(const Tensor<T>&, const Tensor<T>&, bool);               \
   TSR_INSTANCE void assign_general<T, ScalarLeaf<T>>(const Tensor<T>&, const ScalarLeaf<T>&, bool);       \
