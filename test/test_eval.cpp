@@ -35,9 +35,14 @@ TEST_CASE("the identical mapping runs in place") {
   CHECK(x.to_vector() == std::vector<float>{0, 3, 6, 9, 12});
   x.mul_(x);
   CHECK(x.to_vector() == std::vector<float>{0, 9, 36, 81, 144});
-  CHECK(detail::needs_temporary(x, x * 2.f) == false);
-  CHECK(detail::needs_temporary(x, x.slice(0, 0, 5, 1) + 1.f) == false);
-  CHECK(detail::needs_temporary(x.slice(0, 1, 5), x.slice(0, 0, 4)) == true);
+  CHECK(detail::destination_use(x, x * 2.f).needs_temporary == false);
+  CHECK(detail::destination_use(x, x.slice(0, 0, 5, 1) + 1.f).needs_temporary == false);
+  CHECK(detail::destination_use(x.slice(0, 1, 5), x.slice(0, 0, 4)).needs_temporary == true);
+  // Whether the expression reads its destination at all (then it is not
+  // written around the cache).
+  CHECK(detail::destination_use(x, x * 2.f).reads_dst == true);
+  CHECK(detail::destination_use(x.slice(0, 1, 5), x.slice(0, 0, 4)).reads_dst == true);
+  CHECK(detail::destination_use(x, arange<float>(0.f, 5.f) * 2.f).reads_dst == false);
 }
 
 TEST_CASE("the one-row fast path leaves to the general path every leaf it cannot take") {

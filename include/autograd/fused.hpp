@@ -392,7 +392,8 @@ void write_summed_gradient(const Tensor<L>& dst, bool accumulate, const Tensor<T
   const Tensor<L> base = accumulate ? dst : scalar_tensor<L>(-L(0), dst.device());
   const auto total = base + as_type<L>(dense_or_single(g) * OneLeaf<Fn, L>(dfdx, dense_or_single(x)));
   check_same_device(dst.device(), total);
-  write_along<RowLoops::unit_only>(dst, total, Plan::linear(static_cast<int>(dst.sizes().size()), dst.numel()));
+  write_along<RowLoops::unit_only>(dst, total, Plan::linear(static_cast<int>(dst.sizes().size()), dst.numel()),
+                                   /*reads_dst=*/accumulate);
 }
 
 // ----- create_graph: expressions recorded one op at a time ----------------------

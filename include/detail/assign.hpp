@@ -216,16 +216,24 @@ template <class T, class L>
   return !same;
 }
 
-// True when writing `src` into `dst` element by element could read an
-// element after it was overwritten: a leaf shares memory with dst under a
-// different element mapping. The identical mapping (x += x * 2) is safe.
+// How src's leaves share dst's storage. `needs_temporary`: writing src into
+// dst element by element could read an element after it was overwritten (a
+// leaf shares memory with dst under a different element mapping; the
+// identical mapping, x += x * 2, is safe). `reads_dst`: some leaf shares dst's
+// storage at all.
+struct DestinationUse {
+  bool needs_temporary = false;
+  bool reads_dst = false;
+};
 template <class T, class E>
-bool needs_temporary(const Tensor<T>& dst, const E& src) {
-  bool need = false;
+DestinationUse destination_use(const Tensor<T>& dst, const E& src) {
+  DestinationUse use;
   src.for_each_leaf([&](const auto& leaf) {
-    need = need || (leaf.storage() == dst.storage() && leaf.numel() != 0 && overlaps_differently(dst, leaf));
+    if (leaf.storage() != dst.storage()) return;
+    use.reads_dst = true;
+    use.needs_temporary = use.needs_temporary || (leaf.numel() != 0 && overlaps_differently(dst, leaf));
   });
-  return need;
+  return use;
 }
 
 // True when dst and every tensor leaf are contiguous with dst's shape (a
@@ -354,15 +362,14 @@ void assign(const Tensor<T>& dst, const E& src, bool in_place) {
 
 // dst = src along `plan`, on dst's device (the caller has checked shapes,
 // devices and aliasing): tiled, each tile's rows written by the loops
-// `Loops` names.
+// `Loops` names. `reads_dst`: some leaf of src shares dst's storage (the
+// caller knows; see write_tiles).
 template <RowLoops Loops = RowLoops::all, class T, class E>
-void write_along(const Tensor<T>& dst, const E& src, const Plan& plan) {
+void write_along(const Tensor<T>& dst, const E& src, const Plan& plan, bool reads_dst) {
   if (!dst.device().is_cpu()) return write_on_device(dst, src, plan);
   const auto ev = src.evaluator(plan);
   using Ev = std::remove_const_t<decltype(ev)>;
   static_assert(std::is_trivially_copyable_v<Ev>, "evaluators must be trivially copyable");
-  bool reads_dst = false;
-  src.for_each_leaf([&](const auto& leaf) { reads_dst = reads_dst || leaf.storage() == dst.storage(); });
   write_tiles(dst, plan, &write_tile<T, Ev, Loops>, &ev, reads_dst);
 }
 
@@ -382,14 +389,16 @@ void assign_general(const Tensor<T>& dst, const E& src, bool in_place) {
   if (in_place) dst.storage()->bump_version();
   const int64_t n = dst.numel();
   if (n == 0) return;
-  if (needs_temporary(dst, src)) {
+  const DestinationUse use = destination_use(dst, src);
+  if (use.needs_temporary) {
     const auto tmp = Tensor<typename E::value_type>::allocate(src.sizes(), device);
     assign(tmp, src);
     assign(dst, tmp);
     return;
   }
 
-  write_along(dst, src, linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src));
+  write_along(dst, src, linear ? Plan::linear(static_cast<int>(out.size()), n) : strided_plan(out, dst, src),
+              use.reads_dst);
 }
 
 // Materializes e into a new tensor without recording it for autograd: the
@@ -422,7 +431,8 @@ Tensor<T> materialize_gradient(const E& e) {
   const Shape& shape = out.sizes();
   check_same_device(out.device(), e);
   write_along<RowLoops::one_simd>(
-      out, e, all_linear(out, e) ? Plan::linear(static_cast<int>(shape.size()), n) : strided_plan(shape, out, e));
+      out, e, all_linear(out, e) ? Plan::linear(static_cast<int>(shape.size()), n) : strided_plan(shape, out, e),
+      /*reads_dst=*/false);
   return out;
 }
 
