@@ -94,7 +94,7 @@ struct ScalarEval {
   B batch(int64_t) const { return B(value); }
   template <class B>
   B batch_contig(int64_t) const { return B(value); }
-  void prefetch(int64_t) const {}
+  [[gnu::always_inline]] void prefetch(int64_t) const {}
   // at(x): the value when every tensor leaf of the tree holds x (OneLeaf).
   template <class X>
   TSR_HOST_DEVICE T at(X) const { return value; }
@@ -234,7 +234,7 @@ struct UnaryEval {
   [[gnu::always_inline]] B batch(int64_t i) const { return op(a.template batch<B>(i)); }
   template <class B>
   [[gnu::always_inline]] B batch_contig(int64_t i) const { return op(a.template batch_contig<B>(i)); }
-  void prefetch(int64_t i) const { a.prefetch(i); }
+  [[gnu::always_inline]] void prefetch(int64_t i) const { a.prefetch(i); }
   template <class X>
   TSR_HOST_DEVICE Out at(X x) const { return apply_to(a.at(x)); }
   template <class B, class X>
@@ -274,7 +274,7 @@ struct BinaryEval {
   [[gnu::always_inline]] V batch(int64_t i) const { return op(a.template batch<V>(i), b.template batch<V>(i)); }
   template <class V>
   [[gnu::always_inline]] V batch_contig(int64_t i) const { return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i)); }
-  void prefetch(int64_t i) const {
+  [[gnu::always_inline]] void prefetch(int64_t i) const {
     a.prefetch(i);
     b.prefetch(i);
   }
@@ -328,7 +328,7 @@ struct TernaryEval {
   [[gnu::always_inline]] V batch_contig(int64_t i) const {
     return op(a.template batch_contig<V>(i), b.template batch_contig<V>(i), c.template batch_contig<V>(i));
   }
-  void prefetch(int64_t i) const {
+  [[gnu::always_inline]] void prefetch(int64_t i) const {
     a.prefetch(i);
     b.prefetch(i);
     c.prefetch(i);
@@ -363,7 +363,7 @@ struct CastEval {
   [[gnu::always_inline]] B batch(int64_t i) const { return a.template batch<B>(i); }
   template <class B>
   [[gnu::always_inline]] B batch_contig(int64_t i) const { return a.template batch_contig<B>(i); }
-  void prefetch(int64_t i) const { a.prefetch(i); }
+  [[gnu::always_inline]] void prefetch(int64_t i) const { a.prefetch(i); }
   template <class X>
   TSR_HOST_DEVICE U at(X x) const { return convert<U>(a.at(x)); }
   template <class B, class X>

@@ -103,7 +103,7 @@ struct TensorEval {
   }
   // Asks for the cache line of column i of a row of stride 0 or 1 (the
   // loops of large outputs, which run ahead of the hardware's prefetcher).
-  void prefetch(int64_t i) const { __builtin_prefetch(ptr + i * inner); }
+  [[gnu::always_inline]] void prefetch(int64_t i) const { __builtin_prefetch(ptr + i * inner); }
   // at(x): every tensor leaf of the tree is x (OneLeaf): the leaf is x.
   template <class X>
   TSR_HOST_DEVICE T at(X x) const { return static_cast<T>(x); }

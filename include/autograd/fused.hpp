@@ -275,7 +275,7 @@ struct OneLeafEval {
   [[gnu::always_inline]] B batch(int64_t i) const { return fn.template at_batch<B>(leaf.template batch<B>(i)); }
   template <class B>
   [[gnu::always_inline]] B batch_contig(int64_t i) const { return fn.template at_batch<B>(leaf.template batch_contig<B>(i)); }
-  void prefetch(int64_t i) const { leaf.prefetch(i); }
+  [[gnu::always_inline]] void prefetch(int64_t i) const { leaf.prefetch(i); }
   bool unit_inner() const { return leaf.unit_inner(); }
   bool contiguous_inner() const { return leaf.contiguous_inner(); }
 };
