@@ -20,6 +20,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "float_round.hpp"
 #include "lanes_by_scalar.hpp"
 #include "simd_fma.hpp"
 
@@ -31,11 +32,13 @@ inline constexpr float kExpFastMin = -87.3f;
 inline constexpr float kExpFastMax = 88.72283f;  // largest float x with exp(x) <= FLT_MAX
 
 // x = n ln2 + r with |r| <= ln2/2 (two-part Cody-Waite with fused
-// multiply-adds; exact where |n| <= 255): returns r, sets n.
+// multiply-adds; exact where |n| <= 255): returns r, sets n's integer bits
+// (round_to_integer).
 template <class A>
-[[gnu::always_inline]] inline xsimd::batch<float, A> reduce_ln2(const xsimd::batch<float, A>& x, xsimd::batch<float, A>& n) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> reduce_ln2(const xsimd::batch<float, A>& x,
+                                                                xsimd::batch<int32_t, A>& n_bits) {
   using B = xsimd::batch<float, A>;
-  n = xsimd::nearbyint(x * B(0x1.715476p+0f));   // log2(e)
+  const B n = round_to_integer(x * B(0x1.715476p+0f), n_bits);  // log2(e)
   const B r = detail::fnma(n, B(0.693359375f), x);  // ln2 rounded to 9 bits (Cephes' C1)
   return detail::fnma(n, B(-2.12194440e-4f), r);    // ln2 - C1
 }
@@ -52,22 +55,24 @@ template <class A>
   return detail::fma(p, r2, r);
 }
 
-// v * 2^n by an integer add to the exponent bits: exact where v and the
-// result are normal floats.
+// v * 2^n by an integer add to the exponent bits (n_bits from
+// round_to_integer: its low 9 bits are n's): exact where v and the result
+// are normal floats.
 template <class A>
-[[gnu::always_inline]] inline xsimd::batch<float, A> times_pow2(const xsimd::batch<float, A>& v, const xsimd::batch<float, A>& n) {
+[[gnu::always_inline]] inline xsimd::batch<float, A> times_pow2(const xsimd::batch<float, A>& v,
+                                                                const xsimd::batch<int32_t, A>& n_bits) {
   using B = xsimd::batch<float, A>;
   using I = xsimd::batch<int32_t, A>;
-  return xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(v) + (xsimd::batch_cast<int32_t>(n) << 23));
+  return xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(v) + (n_bits << 23));
 }
 
 // exp(x) for x in [kExpFastMin, kExpFastMax] (other lanes give garbage).
 template <class A>
 [[gnu::always_inline]] inline xsimd::batch<float, A> exp_in_range(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
-  B n;
-  const B r = reduce_ln2(x, n);
-  return times_pow2(expm1_reduced(r) + B(1.f), n);
+  xsimd::batch<int32_t, A> n_bits;
+  const B r = reduce_ln2(x, n_bits);
+  return times_pow2(expm1_reduced(r) + B(1.f), n_bits);
 }
 
 template <class A>

@@ -18,6 +18,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "float_round.hpp"
 #include "lanes_by_scalar.hpp"
 #include "simd_fma.hpp"
 
@@ -27,7 +28,8 @@ namespace tsr::detail {
 // float below it).
 inline constexpr float kFastTrigBound = 128.f;
 
-// |x| reduced by pi/2: r in [-pi/4, pi/4] and the quadrant q (|x| = q*pi/2 + r).
+// |x| reduced by pi/2: r in [-pi/4, pi/4] and the quadrant q (|x| = q*pi/2 + r;
+// q's low bits are the quadrant's, as round_to_integer gives them).
 template <class A>
 [[gnu::always_inline]] inline void reduce_half_pi(const xsimd::batch<float, A>& ax, xsimd::batch<float, A>& r,
                            xsimd::batch<int32_t, A>& q) {
@@ -36,12 +38,11 @@ template <class A>
   // so that the subtractions stay exact enough where |x| is close to a
   // multiple of pi/2 (three parts left 6 ulps at x = 3 pi).
   constexpr float kP1 = 0x1.92p+0f, kP2 = 0x1.fb4p-12f, kP3 = 0x1.444p-24f, kP4 = 0x1.68c234p-39f;
-  const B n = xsimd::nearbyint(ax * B(0x1.45f306p-1f));  // 2/pi
+  const B n = round_to_integer(ax * B(0x1.45f306p-1f), q);  // 2/pi; q's low bits are n's
   r = detail::fnma(n, B(kP1), ax);
   r = detail::fnma(n, B(kP2), r);
   r = detail::fnma(n, B(kP3), r);
   r = detail::fnma(n, B(kP4), r);
-  q = xsimd::batch_cast<int32_t>(n);
 }
 
 // sin(r) and cos(r) for |r| <= pi/4 (z = r*r).
