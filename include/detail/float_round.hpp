@@ -17,6 +17,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "value_barrier.hpp"
+
 namespace tsr::detail {
 
 // n = nearbyint(v) for lanes with |v| < 2^22 (other lanes: garbage); `bits`
@@ -28,14 +30,14 @@ template <class A>
   using B = xsimd::batch<float, A>;
 #if defined(__x86_64__) || defined(__i386__)
   constexpr float kShifter = 0x1.8p23f;
-  // Empty asm statements that v and the sum pass through: the compiler may
+  // Value barriers that v and the sum pass through: the compiler may
   // not fuse v's multiplication into the addition (contraction would round
   // once where nearbyint(x * c) rounds twice), nor fold (v + kShifter) -
   // kShifter back into v (as -ffast-math would allow).
   B in = v;
-  __asm__("" : "+v"(in.data));
+  value_barrier(in.data);
   B sum = in + B(kShifter);
-  __asm__("" : "+v"(sum.data));
+  value_barrier(sum.data);
   bits = xsimd::bitwise_cast<xsimd::batch<int32_t, A>>(sum);
   return sum - B(kShifter);
 #else

@@ -42,6 +42,7 @@
 
 #include "simd_fma.hpp"
 #include "thread_pool.hpp"
+#include "value_barrier.hpp"
 
 namespace tsr::detail {
 
@@ -630,11 +631,7 @@ struct LaneSums {
 template <class Batch>
 [[gnu::always_inline]] inline Batch load_to_register(const typename Batch::value_type* p) {
   auto v = Batch::load_unaligned(p).data;
-#if defined(__x86_64__) || defined(__i386__)
-  asm("" : "+v"(v));
-#elif defined(__aarch64__)
-  asm("" : "+w"(v));
-#endif
+  value_barrier(v);
   return v;
 }
 
