@@ -17,9 +17,13 @@ struct Device {
   constexpr bool is_cpu() const { return type == Type::CPU; }
   constexpr bool is_cuda() const { return type == Type::CUDA; }
   friend constexpr bool operator==(Device, Device) = default;
-  std::string str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
+  std::string str() const;  // "cpu", "cuda:0"
   friend std::ostream& operator<<(std::ostream& os, Device d) { return os << d.str(); }
 };
+
+#if TSR_CORE_DEFINITIONS
+TSR_CORE_INLINE std::string Device::str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
+#endif
 
 inline constexpr Device kCPU{};
 

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "detail/core_linkage.hpp"
+
 namespace tsr {
 
 // Every run-time misuse throws Error or one of its subclasses.
@@ -54,11 +56,15 @@ template <class T>
   if constexpr (std::is_convertible_v<const T&, const char*>) return {static_cast<const char*>(value), &write_c_string};
   else return {&value, &write_message_part<T>};
 }
-[[gnu::noinline]] inline std::string message(std::initializer_list<MessagePart> parts) {
+#if TSR_CORE_DEFINITIONS
+[[gnu::noinline]] TSR_CORE_INLINE std::string message(std::initializer_list<MessagePart> parts) {
   std::ostringstream os;
   for (const MessagePart& part : parts) part.write(os, part.value);
   return os.str();
 }
+#else
+std::string message(std::initializer_list<MessagePart> parts);
+#endif
 
 // A manipulator (std::hex) as a pointer to it, anything else as itself: a
 // function has no address that message_part could point to. (String

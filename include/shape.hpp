@@ -58,7 +58,8 @@ inline int64_t wrap_dim(int64_t dim, int64_t ndim) {
 }
 
 // PyTorch's broadcasting of two shapes, with its error text.
-inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
+#if TSR_CORE_DEFINITIONS
+TSR_CORE_INLINE Shape broadcast_shapes(const Shape& a, const Shape& b) {
   if (a == b) return a;  // the common case, no per-dim work
   const std::size_t n = std::max(a.size(), b.size());
   Shape out(n);
@@ -72,6 +73,9 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
   }
   return out;
 }
+#else
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+#endif
 
 // The shape of an expression node over several operands. Nearly always one
 // operand already has the broadcast shape (equal shapes, or a tensor beside a

@@ -270,6 +270,23 @@ TEST_CASE("an expression of one tensor: its summed derivative for every layout o
   check_close(q.grad(), q_grad + q_grad.t() * derivative(square), 1e-15, 0, "gradient aliasing .grad, transposed");
 }
 
+TEST_CASE("an expression linear in one tensor used several times: one gradient per use, added") {
+  // d/dx (2.5 x - x / 4 + x) = 3.25 for every element (exactly representable).
+  const auto values = arange<float>(-1.f, 1.f, 0.25f).reshape({2, 4});
+  auto x = values.clone().requires_grad_();
+  Tensor<float> y = 2.5f * x - x / 4.f + x;
+  const auto g = arange<float>(1.f, 9.f).reshape({2, 4});
+  y.backward(g, /*retain_graph=*/true);
+  check_close(x.grad(), g * 3.25f, 0, 0, "new .grad");
+  y.backward(g);
+  check_close(x.grad(), g * 6.5f, 0, 0, "accumulated .grad");
+  // The same through a view of x read at two offsets (a stencil): distinct leaves.
+  auto row = arange<float>(0.f, 6.f).requires_grad_();
+  Tensor<float> d = row.slice(0, 1, 6) - row.slice(0, 0, 5);
+  d.backward(ones({5}));
+  check_close(row.grad(), tensor<float>({-1.f, 0.f, 0.f, 0.f, 0.f, 1.f}), 0, 0, "differences of two views");
+}
+
 TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {
   auto x = tensor<float>({1.f, 2.f}).requires_grad_();
   {

@@ -189,21 +189,6 @@ constexpr bool has_floating_leaf() {
   return any_leaf_type<E>([]<class V>(std::type_identity<V>) { return is_floating_v<V>; });
 }
 
-// Whether an expression has several tensor leaves, all of one floating
-// type: then, when they are all the same tensor at run time (x * x, or a
-// chain of functions of x), their gradients can be summed in one kernel.
-template <class E>
-constexpr bool repeated_leaf_candidate() {
-  using Types = decltype(leaf_types<E>());
-  if constexpr (std::tuple_size_v<Types> < 2) {
-    return false;
-  } else {
-    using First = std::tuple_element_t<0, Types>;
-    return is_floating_v<First> &&
-           !any_leaf_type<E>([]<class V>(std::type_identity<V>) { return !std::is_same_v<V, First>; });
-  }
-}
-
 // The number of tensor leaves the chain rule reaches with a gradient: all
 // but those under a non-floating operand (a comparison: relu's x > 0).
 template <class E>
@@ -249,6 +234,41 @@ auto leaf_gradient(const E& e, const G& g) {
     }
   } else {  // Cast<U, A>: the gradient casts back
     return leaf_gradient<I>(e.a, cast<typename std::remove_cvref_t<decltype(e.a)>::value_type>(g));
+  }
+}
+
+// Whether some leaf's derivative reads a tensor: false for an expression
+// linear in its leaves (sums, differences and multiples of them), whose
+// derivatives are numbers.
+template <class E, class L>
+constexpr bool derivative_reads_leaves() {
+  return []<int... I>(std::integer_sequence<int, I...>) {
+    return ((std::tuple_size_v<decltype(leaf_types<decltype(leaf_gradient<I>(
+                 std::declval<const E&>(), std::declval<const ScalarLeaf<L>&>()))>())> > 0) ||
+            ...);
+  }(std::make_integer_sequence<int, differentiable_leaves<E>()>{});
+}
+
+// Whether an expression has several tensor leaves, all of one floating
+// type: then, when they are all the same tensor at run time (x * x, or a
+// chain of functions of x), their gradients can be summed in one kernel,
+// which reads x once and lets the compiler share what the terms recompute.
+// Not for an expression linear in its leaves (a stencil's weighted sum of
+// views, an optimizer's running average): the kernel would only scale g,
+// and compiling it cost such an expression about 15% of its code. The rare
+// x + x gets one gradient per use, which the engine adds.
+template <class E>
+constexpr bool repeated_leaf_candidate() {
+  using Types = decltype(leaf_types<E>());
+  if constexpr (std::tuple_size_v<Types> < 2) {
+    return false;
+  } else {
+    using First = std::tuple_element_t<0, Types>;
+    if constexpr (!is_floating_v<First> ||
+                  any_leaf_type<E>([]<class V>(std::type_identity<V>) { return !std::is_same_v<V, First>; }))
+      return false;
+    else
+      return derivative_reads_leaves<E, First>();
   }
 }
 
@@ -380,9 +400,9 @@ Tensor<T> dense_or_single(const Tensor<T>& t) {
 // whose every tensor leaf is x (x * x, a chain of functions of x), for g and
 // dst of x's shape. Evaluated on one dense row: x and g are made dense (each
 // stays one element when it is one broadcast: a reduction's gradient), so
-// one row loop serves. Every expression whose leaves share a floating type
-// compiles this kernel, needed or not (whether the leaves are one tensor is
-// known only at run time), and one loop costs a fifth of the build time of
+// one row loop serves. Every repeated_leaf_candidate expression compiles
+// this kernel, needed or not (whether the leaves are one tensor is known
+// only at run time), and one loop costs a fifth of the build time of
 // a general evaluation's plans and loops. -0.0, the identity of IEEE
 // addition (signed zeros included), stands for a missing .grad, so that
 // both destinations run one kernel.
@@ -682,10 +702,14 @@ namespace tsr::autograd {
 
 // "FusedBackward(mul,sin)"; over a bare tensor, PyTorch's names: a clone
 // is CloneBackward0, sum(x) SumBackward0.
-inline std::string fused_node_name(const std::string& kind, const char* ops) {
+#if TSR_CORE_DEFINITIONS
+TSR_CORE_INLINE std::string fused_node_name(const std::string& kind, const char* ops) {
   if (*ops) return kind + "(" + ops + ")";
   return (kind == "FusedBackward" ? std::string("CloneBackward") : kind) + "0";
 }
+#else
+std::string fused_node_name(const std::string& kind, const char* ops);
+#endif
 
 // The node of a materialized expression: one for the whole tree. Fused:
 // its backward evaluates each leaf's gradient as one kernel (one op at a

@@ -24,20 +24,7 @@ class Node {
   // are queued and destroyed by a loop in the outermost destructor instead.
   // (A derived node's saved tensors are gone by now: derived members die
   // before this body runs, so `next` holds the last references.)
-  virtual ~Node() {
-    DestroyQueue* q = DestroyQueue::get();
-    if (!q) return;  // this thread's queue is gone (thread exit): plain destruction
-    for (auto& n : next)
-      if (n && n.use_count() == 1) q->items.push_back(std::move(n));
-    if (q->draining) return;
-    q->draining = true;
-    while (!q->items.empty()) {
-      std::shared_ptr<Node> n = std::move(q->items.back());
-      q->items.pop_back();
-      n.reset();  // its destructor queues its own inputs
-    }
-    q->draining = false;
-  }
+  virtual ~Node();
   Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -79,6 +66,23 @@ class Node {
     }
   };
 };
+
+#if TSR_CORE_DEFINITIONS
+TSR_CORE_INLINE Node::~Node() {
+  DestroyQueue* q = DestroyQueue::get();
+  if (!q) return;  // this thread's queue is gone (thread exit): plain destruction
+  for (auto& n : next)
+    if (n && n.use_count() == 1) q->items.push_back(std::move(n));
+  if (q->draining) return;
+  q->draining = true;
+  while (!q->items.empty()) {
+    std::shared_ptr<Node> n = std::move(q->items.back());
+    q->items.pop_back();
+    n.reset();  // its destructor queues its own inputs
+  }
+  q->draining = false;
+}
+#endif
 
 }  // namespace tsr::autograd
 

@@ -274,7 +274,8 @@ Plan make_plan(const Shape& out, const E& src) {
 // from its operands' layouts, merging dims where all allow it. Not a
 // template: only the walk that collects the operands is compiled per
 // expression.
-inline Plan strided_plan_of(const Shape& out, const TensorImpl* dst, const TensorImpl* const* leaves, std::size_t n) {
+#if TSR_CORE_DEFINITIONS
+TSR_CORE_INLINE Plan strided_plan_of(const Shape& out, const TensorImpl* dst, const TensorImpl* const* leaves, std::size_t n) {
   // Every operand's strides, broadcast to the output's rank: dst first.
   const std::size_t rank = out.size();
   SmallVector<int64_t, 64> strides;
@@ -289,6 +290,9 @@ inline Plan strided_plan_of(const Shape& out, const TensorImpl* dst, const Tenso
   }
   return Plan::make(out, strides.data(), static_cast<int>(strides.size() / std::max<std::size_t>(rank, 1)));
 }
+#else
+Plan strided_plan_of(const Shape& out, const TensorImpl* dst, const TensorImpl* const* leaves, std::size_t n);
+#endif
 template <class T, class E>
 Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
   SmallVector<const TensorImpl*, 16> leaves;
@@ -297,10 +301,14 @@ Plan strided_plan(const Shape& out, const Tensor<T>& dst, const E& src) {
 }
 
 // Out of line: the error path of assign's shape check.
-[[gnu::noinline]] inline void check_assign_shape(const Shape& out, const Shape& src) {
+#if TSR_CORE_DEFINITIONS
+[[gnu::noinline]] TSR_CORE_INLINE void check_assign_shape(const Shape& out, const Shape& src) {
   const Shape b = broadcast_shapes(out, src);
   check(b == out, "output with shape ", out, " doesn't match the broadcast shape ", b);
 }
+#else
+void check_assign_shape(const Shape& out, const Shape& src);
+#endif
 
 template <class T, class E>
 [[gnu::noinline]] void assign_general(const Tensor<T>& dst, const E& src, bool in_place);
