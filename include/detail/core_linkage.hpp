@@ -5,7 +5,7 @@
 // the broadcast of two shapes) compiles its own copy, and the linker keeps
 // one. In a program that links tessera_core (TSR_PRECOMPILED), the core
 // holds the one definition and the program's translation units see only
-// the declaration: that was half of a hello world's machine code.
+// the declaration: they were 43% of a hello world's machine code.
 //
 // Such a function is written as
 //
