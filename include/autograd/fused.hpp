@@ -239,7 +239,8 @@ auto leaf_gradient(const E& e, const G& g) {
 
 // Whether some leaf's derivative reads a tensor: false for an expression
 // linear in its leaves (sums, differences and multiples of them), whose
-// derivatives are numbers.
+// derivatives are numbers, and for one without differentiable leaves (every
+// leaf read through a comparison: backprop finds no gradient).
 template <class E, class L>
 constexpr bool derivative_reads_leaves() {
   return []<int... I>(std::integer_sequence<int, I...>) {
@@ -770,27 +771,23 @@ class FusedNode final : public TypedNode<typename E::value_type> {
           same = same && leaf.impl_ptr() == x.impl_ptr();
         });
         // Every rule is linear in the incoming gradient: the derivative is
-        // the chain rule run with gradient 1, times g. (No terms: every leaf
-        // is read through a comparison, and backprop finds no gradient.)
-        constexpr int terms = detail::differentiable_leaves<E>();
-        if constexpr (terms > 0) {
-          if (same && this->next[0] && g.sizes() == x.sizes()) {
-            const auto dfdx =
-                detail::sum_of_leaf_gradients(*expr_, ScalarLeaf<L>(L(1)), std::make_integer_sequence<int, terms>{});
-            // Straight into an existing .grad (one kernel instead of a new
-            // buffer and an add) when nothing else shares its memory;
-            // otherwise into a new buffer. (Sharing would be safe too: the
-            // kernel reads x and g dense, as copies unless they map element i
-            // to .grad's element i. But without this test GCC inlined the
-            // chain benchmark's derivative differently: 7% slower.)
-            Tensor<L>* grad = direct_grad_slot<L>(this->next[0], x.sizes());
-            const bool direct = grad && !grad->is_alias_of(x) && !grad->is_alias_of(g);
-            const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(x.sizes(), x.device());
-            detail::write_summed_gradient(dst, direct, g, dfdx, x);
-            if (direct) grad->storage()->bump_version();
-            else out[0] = dst.impl_ptr();
-            return out;
-          }
+        // the chain rule run with gradient 1, times g.
+        if (same && this->next[0] && g.sizes() == x.sizes()) {
+          const auto dfdx = detail::sum_of_leaf_gradients(
+              *expr_, ScalarLeaf<L>(L(1)), std::make_integer_sequence<int, detail::differentiable_leaves<E>()>{});
+          // Straight into an existing .grad (one kernel instead of a new
+          // buffer and an add) when nothing else shares its memory;
+          // otherwise into a new buffer. (Sharing would be safe too: the
+          // kernel reads x and g dense, as copies unless they map element i
+          // to .grad's element i. But without this test GCC inlined the
+          // chain benchmark's derivative differently: 7% slower.)
+          Tensor<L>* grad = direct_grad_slot<L>(this->next[0], x.sizes());
+          const bool direct = grad && !grad->is_alias_of(x) && !grad->is_alias_of(g);
+          const Tensor<L> dst = direct ? *grad : Tensor<L>::allocate(x.sizes(), x.device());
+          detail::write_summed_gradient(dst, direct, g, dfdx, x);
+          if (direct) grad->storage()->bump_version();
+          else out[0] = dst.impl_ptr();
+          return out;
         }
       }
       int k = 0;
