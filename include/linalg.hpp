@@ -53,7 +53,8 @@ template <class A, class B, class Name, class Impl>
 auto tensor_product(const A& a, const B& b, Name backward_name, Impl impl) {
   check_matmul_types<A, B>();
   using T = matmul_value_t<A, B>;
-  const Tensor<T> ta(a), tb(b);
+  const auto& ta = tensor_operand<T>(a);
+  const auto& tb = tensor_operand<T>(b);
   auto out = unrecorded([&] { return impl(ta, tb); });
   record_op<autograd::tag::Matmul>(out, ta, tb, backward_name(ta, tb));
   return out;
@@ -410,9 +411,10 @@ auto addmm(const C& c, const A& a, const B& b, Beta beta = 1, Alpha alpha = 1) {
   detail::check_matmul_types<A, B>();
   detail::check_matmul_types<C, A>();
   using T = detail::matmul_value_t<A, B>;
-  const Tensor<T> ta(a), tb(b);
+  const auto& ta = detail::tensor_operand<T>(a);
+  const auto& tb = detail::tensor_operand<T>(b);
   detail::check_addmm_operands(ta, tb);
-  const Tensor<T> tc(c);
+  const auto& tc = detail::tensor_operand<T>(c);
   auto out = Tensor<T>::allocate({ta.size(0), tb.size(1)}, ta.device());
   detail::unrecorded([&] {
     if (beta != Beta(0)) out.copy_(tc.expand(out.sizes()));
@@ -434,7 +436,8 @@ Tensor<T>& addmm_(Tensor<T>& c, const A& a, const B& b, Beta beta = 1, Alpha alp
   detail::check_matmul_types<A, B>();
   detail::check_in_place(c, ScalarLeaf<T>(T(0)));
   detail::check_no_autograd("addmm_", a, b);
-  const Tensor<T> ta(a), tb(b);
+  const auto& ta = detail::tensor_operand<T>(a);
+  const auto& tb = detail::tensor_operand<T>(b);
   detail::check_addmm_operands(ta, tb);
   const Shape shape{ta.size(0), tb.size(1)};
   detail::check(c.sizes() == shape, "Bad in-place call: input tensor size ", c.sizes(), " and output tensor size ",
