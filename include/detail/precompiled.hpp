@@ -176,6 +176,31 @@
   TSR_WRITTEN_IN_PLACE(T, Tensor<T>)                                                                       \
   TSR_EVALUATED_AND_RECORDED(T, Binary<ops::Add, Tensor<T>, Tensor<T>>)
 
+// The gradient kernels that the arithmetic ops' rules build over a
+// tensor-valued gradient g: g itself (a sum's operands), g * s and g / s (a
+// multiple of an operand: every scaled term of an expression, a stencil's
+// weights, an optimizer's running averages), g * b and g / b (a product's
+// and a quotient's first operand), -g (a difference's second); each
+// materialized, and summed down to a broadcast leaf's shape. The nodes above
+// compile them in the core anyway; listed, the gradients of a program's own
+// expressions that come to one of these forms (those of `alpha * (...)`, of
+// a product of two tensors) link the core's kernels instead of compiling
+// their own.
+#define TSR_GRADIENT_OF_FORM(T, ...)                                                                       \
+  namespace tsr::detail {                                                                                  \
+  TSR_INSTANCE Tensor<T> materialize_gradient<T, __VA_ARGS__>(const __VA_ARGS__&);                         \
+  TSR_INSTANCE Tensor<T> reduce_to_shape<T, __VA_ARGS__>(const __VA_ARGS__&, const Shape&);                \
+  }
+#define TSR_SIMPLE_GRADIENTS(T)                                                                            \
+  TSR_GRADIENT_OF_FORM(T, Binary<ops::Mul, Tensor<T>, ScalarLeaf<T>>)                                      \
+  TSR_GRADIENT_OF_FORM(T, Binary<ops::Div, Tensor<T>, ScalarLeaf<T>>)                                      \
+  TSR_GRADIENT_OF_FORM(T, Binary<ops::Mul, Tensor<T>, Tensor<T>>)                                          \
+  TSR_GRADIENT_OF_FORM(T, Binary<ops::Div, Tensor<T>, Tensor<T>>)                                          \
+  TSR_GRADIENT_OF_FORM(T, Unary<ops::Neg, Tensor<T>>)                                                      \
+  namespace tsr::detail {                                                                                  \
+  TSR_INSTANCE Tensor<T> reduce_to_shape<T, Tensor<T>>(const Tensor<T>&, const Shape&);                    \
+  }
+
 // Per floating type: the runtime, the arithmetic and full sums, evaluated
 // and recorded, the random fills (rand, randn, uniform_, normal_), and the
 // hidden layers and accuracy of hand-written models.
@@ -204,7 +229,8 @@
   TSR_PRECOMPILED_FULL_SUM(T)                                                                              \
   TSR_DESCENT_STEP(T)                                                                                      \
   TSR_ACTIVATED_SUMS(T)                                                                                    \
-  TSR_MATCHES(T)
+  TSR_MATCHES(T)                                                                                           \
+  TSR_SIMPLE_GRADIENTS(T)
 
 // Per floating type: the ops over tensors (not fused into expressions) that
 // training programs use, with their nodes: matrix products, softmax and
@@ -258,6 +284,8 @@ TSR_PRECOMPILED_INTEGER(int64_t)
 #undef TSR_DESCENT_STEP
 #undef TSR_ACTIVATED_SUMS
 #undef TSR_MATCHES
+#undef TSR_SIMPLE_GRADIENTS
+#undef TSR_GRADIENT_OF_FORM
 #undef TSR_OPERAND_FORMS
 #undef TSR_RECORDED_OP
 #undef TSR_RECORDED_UNARY_OPS
