@@ -459,8 +459,8 @@ template <Expression X, Expression W>
 auto linear(const X& x, const W& w) {
   detail::check_matmul_types<X, W>();
   using T = detail::matmul_value_t<X, W>;
-  const Tensor<T> tw(w);
-  return matmul(Tensor<T>(x), tw.dim() == 2 ? tw.t() : tw);
+  const auto& tw = detail::tensor_operand<T>(w);
+  return matmul(detail::tensor_operand<T>(x), tw.dim() == 2 ? tw.t() : tw);
 }
 // With a bias: one addmm (the bias is the product's starting value) for a
 // matrix x, and for a batch of them folded into one (..., in) -> (rows, in);
@@ -469,9 +469,10 @@ template <Expression X, Expression W, Expression Bias>
 auto linear(const X& x, const W& w, const Bias& b) {
   detail::check_matmul_types<X, Bias>();
   using T = detail::matmul_value_t<X, W>;
-  const Tensor<T> tx(x), tw(w);
+  const auto& tx = detail::tensor_operand<T>(x);
+  const auto& tw = detail::tensor_operand<T>(w);
   if (tx.dim() == 2 && tw.dim() == 2) return addmm(b, tx, tw.t());
-  const Tensor<T> tb(b);
+  const auto& tb = detail::tensor_operand<T>(b);
   if (tx.dim() > 2 && tw.dim() == 2 && tb.dim() <= 1 && tx.size(-1) == tw.size(1)) {
     Shape shape(tx.sizes().begin(), tx.sizes().end() - 1);
     shape.push_back(tw.size(0));

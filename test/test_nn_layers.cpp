@@ -745,6 +745,13 @@ void check_fused_activation(const char* act_name, double rtol) {
     check_fused_against_apart<T, nn::Conv2d, Act>(nn::Conv2d(nn::Conv2dOptions(3, 5, 3).padding(1).stride({1, 2}).bias(bias)),
                                                   randn<T>({6, 3, 7, 8}), randn<T>({6, 5, 7, 4}), rtol);
   }
+  // A wider image: the product per image (5 filters, K = 27, 128 columns)
+  // takes the unpacked short-K path where there are 32 vector registers,
+  // whose whole tiles (4 rows) and edge tiles (the fifth row) each run the
+  // epilogue.
+  INFO("Conv2d, 8 x 16 image");
+  check_fused_against_apart<T, nn::Conv2d, Act>(nn::Conv2d(nn::Conv2dOptions(3, 5, 3).padding(1)),
+                                                randn<T>({2, 3, 8, 16}), randn<T>({2, 5, 8, 16}), rtol);
 }
 
 TEST_CASE("Linear and Conv2d followed by ReLU, Tanh or Sigmoid: the fused forward and backward equal the layers apart") {

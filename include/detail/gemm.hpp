@@ -837,9 +837,11 @@ void gemm_short_k(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n
     b_edge = pack_buffer_b().get<T>(k * NW);
     for (int64_t p = 0; p < k; ++p) copy_zero_padded(&b(p, full_n), n - full_n, b_edge + p * NW, NW);
   }
-  auto run_epilogue = [&](int64_t i, int64_t j, int64_t rows, int64_t cols) {
-    if (epi)
-      for (int64_t r = 0; r < rows; ++r) epi(&c(i + r, j), 1, i + r, j, cols);
+  // The epilogue over a tile's rows; its operands passed in, so the whole
+  // tiles' loop can give it its local copies (below).
+  auto run_epilogue = [](const Epilogue<T>& e, MatSpan<T> cc, int64_t i, int64_t j, int64_t rows, int64_t cols) {
+    if (e)
+      for (int64_t r = 0; r < rows; ++r) e(&cc(i + r, j), 1, i + r, j, cols);
   };
   // A tile at C's edge (rows x cols of C from (i, j), fewer than R x NW):
   // A's rows zero-padded, C's part through a buffer. A call site of its
@@ -859,7 +861,7 @@ void gemm_short_k(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n
     const bool narrow = cols < NW;
     short_k_tile(k, at, narrow ? b_edge : &b(0, j), narrow ? NW : b.rs, tile, NW, alpha, beta);
     for (int64_t r = 0; r < rows; ++r) std::copy_n(tile + r * NW, cols, &c(i + r, j));
-    run_epilogue(i, j, rows, cols);
+    run_epilogue(epi, c, i, j, rows, cols);
   };
   // The loop of whole tiles reads local copies of the operands, the scalars
   // and the epilogue: read through the lambda's captures, they were loaded
@@ -879,8 +881,7 @@ void gemm_short_k(MatView<T> a, MatView<T> b, MatSpan<T> c, int64_t m, int64_t n
       if (cols == NW)
         for (; i + R <= i1; i += R) {
           short_k_tile(k, MatView<T>{&al(i, 0), al.rs, al.cs}, &bl(0, j), bl.rs, &cl(i, j), cl.rs, alpha_l, beta_l);
-          if (el)
-            for (int64_t r = 0; r < R; ++r) el(&cl(i + r, j), 1, i + r, j, NW);
+          run_epilogue(el, cl, i, j, R, NW);
         }
       for (; i < i1; i += R) edge_tile(i, j, std::min(R, i1 - i), cols);
     }
