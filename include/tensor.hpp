@@ -34,6 +34,8 @@ Device expr_device(const E& e) {
 template <class T, class E>
 void record_expression(const Tensor<T>& out, const E& e);
 template <class T, class E>
+bool materialized_op_by_op(Tensor<T>& out, const E& e);
+template <class T, class E>
 void check_in_place(const Tensor<T>& dst, const E& src);
 // In-place writes with autograd (autograd/in_place.hpp): whether dst = src
 // must be recorded, and the recorded write.
@@ -223,6 +225,8 @@ class Tensor : public ExprBase<Tensor<T>> {
     static_assert(can_cast_v<typename E::value_type, T>,
                   "result type can't be cast to the desired output type (a floating expression into an integer "
                   "tensor, or a non-bool one into bool): write tsr::cast<T>(expr) to convert explicitly");
+    if constexpr (!detail::kFusedAutograd)
+      if (detail::materialized_op_by_op(*this, e)) return;
     *this = allocate(e.sizes(), detail::expr_device(e));
     detail::assign(*this, e);
     detail::record_expression(*this, e);

@@ -57,7 +57,8 @@ class SavedTensor {
 
 // A differentiable input of an op: a tensor (its gradient goes to the
 // tensor's edge) or an expression (its gradient goes through the
-// expression's fused backward to the expression's leaves).
+// expression's fused backward to the expression's leaves; with per-op
+// autograd, the expression is recorded op by op and taken as a tensor).
 template <class E>
 class Input {
  public:
@@ -69,22 +70,33 @@ class Input {
       edges_.push_back(detail::gradient_edge(e));
       if (keep_value) value_ = SavedTensor<T>(e);
     } else {
-      (void)keep_value;
-      fused_ = std::make_shared<FusedNode<E, true>>(e, "");
-      edges_ = fused_->next;
+      if constexpr (!detail::kFusedAutograd) {
+        if (detail::records_op_by_op(e)) {
+          const Tensor<T> value = e;  // recorded op by op
+          edges_.push_back(detail::gradient_edge(value));
+          if (keep_value) value_ = SavedTensor<T>(value);
+          return;
+        }
+      }
+      if constexpr (detail::fuses_backward<E>()) {
+        fused_ = std::make_shared<FusedNode<E, true>>(e, "");
+        edges_ = fused_->next;
+      }
     }
   }
   const std::vector<std::shared_ptr<Node>>& edges() const { return edges_; }
   const Shape& sizes() const { return sizes_; }
   // The input's value: the saved tensor, or the expression evaluated again.
   Tensor<T> value() const {
-    if constexpr (detail::is_tensor<E>::value) return value_.get();
-    else return fused_->value();
+    if constexpr (detail::fuses_backward<E>() && !detail::is_tensor<E>::value)
+      if (fused_) return fused_->value();
+    return value_.get();
   }
   // The gradients for edges() given the gradient of the input's value.
   std::vector<GradRef> send(const Tensor<T>& grad) const {
-    if constexpr (detail::is_tensor<E>::value) return {grad.impl_ptr()};
-    else return fused_->apply_with(grad);
+    if constexpr (detail::fuses_backward<E>() && !detail::is_tensor<E>::value)
+      if (fused_) return fused_->apply_with(grad);
+    return {grad.impl_ptr()};
   }
 
  private:

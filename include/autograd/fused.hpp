@@ -890,9 +890,41 @@ template <class E>
   return visit.any;
 }
 
+// Per-op autograd (TSR_PER_OP_AUTOGRAD, detail/config.hpp): whether e, when
+// it records, is evaluated and recorded one op at a time (recorded_per_op).
+// Expressions on a device keep their fused node: the per-op evaluation is a
+// loop on the host.
+template <class E>
+bool records_op_by_op([[maybe_unused]] const E& e) {
+  if constexpr (kFusedAutograd || is_tensor<E>::value) return false;
+  else if constexpr (kCudaBackend) return expr_device(e).is_cpu();
+  else return true;
+}
+// Whether a fused node may be built for E: never in per-op mode, where
+// compiling it for every differentiated expression is what the mode saves
+// (but for a device expression, in a translation unit that computes on one).
+template <class E>
+constexpr bool fuses_backward() {
+  return kFusedAutograd || is_tensor<E>::value || kCudaBackend;
+}
+
+// Tensor(e) in per-op mode: when e records, out becomes e evaluated and
+// recorded one op at a time, and true is returned; otherwise out is left
+// for the fused evaluation.
+template <class T, class E>
+bool materialized_op_by_op(Tensor<T>& out, const E& e) {
+  if constexpr (is_floating_v<T> && has_floating_leaf<E>()) {
+    if (!records(e) || !records_op_by_op(e)) return false;
+    out = recorded_per_op(as_type<T>(e));
+    return true;
+  } else {
+    return false;
+  }
+}
+
 template <class T, class E>
 void record_expression(const Tensor<T>& out, const E& e) {
-  if constexpr (is_floating_v<T> && has_floating_leaf<E>()) {
+  if constexpr (is_floating_v<T> && has_floating_leaf<E>() && fuses_backward<E>()) {
     if (records(e)) set_history(out, std::make_shared<autograd::FusedNode<E, true>>(e, "FusedBackward"));
   }
 }

@@ -32,9 +32,17 @@ void enable_autograd_runtime() {
 template <class T, class E>
 void record_full_reduction(const Tensor<T>& out, const E& e, bool mean) {
   if constexpr (is_floating_v<T> && has_floating_leaf<E>()) {
-    if (records(e))
-      set_history(out, std::make_shared<autograd::FullReductionNode<E, T>>(e, mean ? "MeanBackward" : "SumBackward",
-                                                                           mean));
+    if (!records(e)) return;
+    const char* kind = mean ? "MeanBackward" : "SumBackward";
+    if constexpr (!kFusedAutograd) {
+      if (records_op_by_op(e)) {
+        const Tensor<T> value = as_type<T>(e);  // recorded op by op
+        set_history(out, std::make_shared<autograd::FullReductionNode<Tensor<T>, T>>(value, kind, mean));
+        return;
+      }
+    }
+    if constexpr (fuses_backward<E>())
+      set_history(out, std::make_shared<autograd::FullReductionNode<E, T>>(e, kind, mean));
   }
 }
 

@@ -41,3 +41,18 @@ inline constexpr int kMaxEvalDims = 16;
 namespace tsr::detail {
 inline constexpr bool kCudaBackend = TSR_CUDA_BACKEND;
 }  // namespace tsr::detail
+
+// TSR_PER_OP_AUTOGRAD: an expression that autograd records is evaluated and
+// recorded one op at a time (as a create_graph backward's expressions are),
+// instead of as one node whose backward is compiled for that expression.
+// Far less to compile per differentiated expression; run time more like an
+// eager framework's (each op a pass over memory, a scalar loop, on one
+// thread). For edit-compile loops; define it in every translation unit of a
+// program, the precompiled core's included (docs/design.md, "Compile cost").
+namespace tsr::detail {
+#if defined(TSR_PER_OP_AUTOGRAD)
+inline constexpr bool kFusedAutograd = false;
+#else
+inline constexpr bool kFusedAutograd = true;
+#endif
+}  // namespace tsr::detail
