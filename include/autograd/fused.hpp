@@ -913,7 +913,7 @@ constexpr bool fuses_backward() {
 // for the fused evaluation.
 template <class T, class E>
 bool materialized_op_by_op(Tensor<T>& out, const E& e) {
-  if constexpr (is_floating_v<T> && has_floating_leaf<E>()) {
+  if constexpr (!kFusedAutograd && is_floating_v<T> && has_floating_leaf<E>()) {
     if (!records(e) || !records_op_by_op(e)) return false;
     out = recorded_per_op(as_type<T>(e));
     return true;

@@ -42,14 +42,16 @@
   TSR_INSTANCE void assign<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);                    \
   TSR_INSTANCE void assign_general<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&, bool);            \
   }
-// ... and recorded for autograd (its node and fused backward kernels;
-// floating types only: for the others recording compiles to nothing). The
+// ... and recorded for autograd (its node and fused backward kernels, or
+// with per-op autograd its recording op by op; floating types only: for
+// the others recording compiles to nothing). The
 // node is listed too, for the nodes that hold one (a full sum's): its
 // apply_with, a member template, is not part of the class's instantiation.
 #define TSR_EVALUATED_AND_RECORDED(T, ...)                                                                 \
   TSR_EVALUATED(T, __VA_ARGS__)                                                                            \
   namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void record_expression<T, __VA_ARGS__>(const Tensor<T>&, const __VA_ARGS__&);               \
+  TSR_INSTANCE bool materialized_op_by_op<T, __VA_ARGS__>(Tensor<T>&, const __VA_ARGS__&);                 \
   }                                                                                                        \
   namespace tsr::autograd {                                                                                \
   TSR_INSTANCE class FusedNode<__VA_ARGS__, true>;                                                         \
