@@ -2,7 +2,7 @@
 // process, 1 thread (the reference numbers are 1-thread):
 //   (a) forward + backward of a 10-op elementwise chain on 2^22 floats:
 //       time, and the peak heap memory above the inputs (counted by
-//       wrapping malloc and friends);
+//       wrapping malloc and friends, and mmap);
 //   (b) a tiny graph, (x*x + x).sum().backward() on 16 floats, per iteration;
 //   (c) an MLP 784-256-10 with cross-entropy and an SGD step, batch 64 and 1
 //       (gradients set to none after the step on both sides, as PyTorch 2's
@@ -11,10 +11,14 @@
 #include <tessera.hpp>
 
 #include <malloc.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <mutex>
 
 #include "bench_util.hpp"
 
@@ -30,11 +34,12 @@ using namespace tsr;
 
 namespace {
 
-// Peak heap use, counted by wrapping the C allocation functions (below):
-// this machine's kernel does not keep VmHWM, so the process's high-water
-// mark cannot be read from /proc. Every allocation of tessera (through
-// std::aligned_alloc, after empty_cache()) and of libtorch (posix_memalign,
-// malloc) passes through them.
+// Peak heap use, counted by wrapping the C allocation functions and
+// mmap/munmap (below): this machine's kernel does not keep VmHWM, so the
+// process's high-water mark cannot be read from /proc. Every allocation of
+// tessera (small blocks through std::aligned_alloc after empty_cache(),
+// blocks of 1 MiB and up mapped from the system) and of libtorch
+// (posix_memalign, malloc; its BLAS's buffers mapped) passes through them.
 std::atomic<int64_t> g_live{0}, g_peak{0};
 void note(int64_t delta) {
   const int64_t now = g_live.fetch_add(delta, std::memory_order_relaxed) + delta;
@@ -42,6 +47,18 @@ void note(int64_t delta) {
   while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
 }
+
+// Anonymous mappings (counted by the mmap and munmap wrappers below), from
+// their mapping to their last unmapped page. A mapping may be unmapped in
+// parts (tessera maps a block with room to align it and unmaps the slack at
+// once), so each is kept with the bytes still mapped, and an unmapping
+// counts against the mapping it falls in.
+struct Mapping {
+  std::uintptr_t begin = 0, end = 0;
+  std::size_t left = 0;
+};
+std::mutex g_mappings_mutex;
+Mapping g_mappings[4096];
 
 // The peak heap memory f adds above what was live before it, in MiB.
 template <class F>
@@ -94,6 +111,34 @@ void* memalign(std::size_t alignment, std::size_t n) {
   return p;
 }
 void* aligned_alloc(std::size_t alignment, std::size_t n) { return memalign(alignment, n); }
+void* mmap(void* addr, std::size_t n, int prot, int flags, int fd, off_t offset) {
+  void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, n, prot, flags, fd, offset));
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS)) {
+    const std::lock_guard lock(g_mappings_mutex);
+    for (Mapping& m : g_mappings)
+      if (m.left == 0) {
+        const auto begin = reinterpret_cast<std::uintptr_t>(p);
+        m = {begin, begin + n, n};
+        note(static_cast<int64_t>(n));
+        break;
+      }
+  }
+  return p;
+}
+int munmap(void* p, std::size_t n) {
+  {
+    const std::lock_guard lock(g_mappings_mutex);
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    for (Mapping& m : g_mappings)
+      if (m.left != 0 && at >= m.begin && at < m.end) {
+        const std::size_t freed = n < m.left ? n : m.left;
+        m.left -= freed;
+        note(-static_cast<int64_t>(freed));
+        break;
+      }
+  }
+  return static_cast<int>(syscall(SYS_munmap, p, n));
+}
 int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
   *out = memalign(alignment, n);
   return *out || n == 0 ? 0 : ENOMEM;
