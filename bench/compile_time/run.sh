@@ -10,9 +10,9 @@
 # built once with the same flags; its cost is printed too), the fastest
 # edit-compile loop a build system gives (CMake's target_precompile_headers,
 # Meson's cpp_pch). nn_mlp is mlp written with nn and optim; the core's nn
-# part (src/tessera_nn.cpp) is its precompiled share. fit, mlp and nn_mlp,
-# which differentiate, are compiled the same three ways again with per-op
-# autograd (-DTSR_PER_OP_AUTOGRAD).
+# part (src/tessera_nn.cpp) is its precompiled share. The programs with
+# expressions autograd may record (all but hello) are compiled the same
+# three ways again with per-op autograd (-DTSR_PER_OP_AUTOGRAD).
 #
 # Usage: bench/compile_time/run.sh [RUNS]     (default 3)
 #   CXX, CXXFLAGS: the compiler and flags (default g++, -O2 -march=native)
@@ -80,14 +80,14 @@ for prog in hello stencil fit mlp nn_mlp; do
   line "$prog" "$s" "$m" "$(ratio "$s")" "$ps" "$pm" "$(ratio "$ps")" "$hs" "$hm" "$(ratio "$hs")"
 done
 # Per-op autograd (-DTSR_PER_OP_AUTOGRAD, with the core and the precompiled
-# header built the same way): the programs that differentiate, each
-# expression recorded one op at a time instead of with a fused backward of
-# its own.
+# header built the same way): each expression that may record is recorded
+# one op at a time instead of compiling a fused backward of its own; the
+# stencil's expression never records, but its node is compiled all the same.
 mkdir -p "$work/pch_per_op"
 cp "$work/pch/tessera_pch.hpp" "$work/pch_per_op/"
 "$cxx" -std=c++20 "${flags[@]}" -x c++-header -I"$root/include" -DTSR_PRECOMPILED -DTSR_PER_OP_AUTOGRAD \
   -c "$work/pch_per_op/tessera_pch.hpp" -o "$work/pch_per_op/tessera_pch.hpp.gch"
-for prog in fit mlp nn_mlp; do
+for prog in stencil fit mlp nn_mlp; do
   read -r s m < <(measure "$here/$prog.cpp" -I"$root/include" -DTSR_PER_OP_AUTOGRAD)
   read -r ps pm < <(measure "$here/$prog.cpp" -I"$root/include" -DTSR_PRECOMPILED -DTSR_PER_OP_AUTOGRAD)
   read -r hs hm < <(measure "$here/$prog.cpp" -I"$work/pch_per_op" -include tessera_pch.hpp -Winvalid-pch \
