@@ -592,7 +592,11 @@ auto recorded_per_op(const E& e) {
   } else {
     using V = typename E::value_type;
     Tensor<V> out = record_single_op(with_recorded_operands(e));
+    // Only when recording, as the op's own node: unrecorded (a backward of
+    // these nodes without create_graph), a history here would give the
+    // gradient a graph, and a leaf's .grad would keep the leaf alive.
     if constexpr (reads_through_comparison<E>()) {
+      if (!grad_mode_flag()) return out;
       std::vector<autograd::ComparedTensor> reads;
       add_compared_tensors(e.a, reads);
       if constexpr (requires { e.b; }) add_compared_tensors(e.b, reads);
