@@ -288,6 +288,46 @@ TEST_CASE("an expression linear in one tensor used several times: one gradient p
   check_close(row.grad(), tensor<float>({-1.f, 0.f, 0.f, 0.f, 0.f, 1.f}), 0, 0, "differences of two views");
 }
 
+TEST_CASE("expressions linear in their tensors: numbers times the gradient, no tensor saved (as PyTorch)") {
+  // By hand: d/dx per row 2 + 1/4 - 1 - 1 - 4 = -3.75, over 2 rows -7.5; d/drow 4 per row, 8.
+  auto x = tensor<float>({1.f, 2.f, 3.f}).requires_grad_();
+  auto row = tensor<float>({1.f, 2.f, 3.f}).requires_grad_();
+  Tensor<float> y = x * 2.f + x / 4.f - x + (-x) + 1.f - 4.f * (x - row.unsqueeze(0).expand({2, 3}));
+  CHECK(y.grad_fn_name() == "FusedBackward(mul,div,add,sub,neg,add,add,sub,mul,sub)");
+  sum(y).backward();
+  CHECK(equal(x.grad(), full<float>({3}, -7.5f)));
+  CHECK(equal(row.grad(), full<float>({3}, 8.f)));
+  // PyTorch 1.13 (checked by hand in it): sums and negations save nothing, so a second backward works;
+  // a product by a number saves the number, so a second backward is the usual error.
+  x.mutable_grad() = Tensor<float>();
+  Tensor<float> w = x - (-row);
+  sum(w).backward();
+  sum(w).backward();
+  CHECK(equal(x.grad(), full<float>({3}, 2.f)));
+  Tensor<float> z = x * 3.f + row;
+  sum(z).backward();
+  CHECK(error_of([&] { sum(z).backward(); }).rfind("Trying to backward through the graph a second time", 0) == 0);
+  // No input is saved: one modified in place before backward is no error (unlike sum(w * w) in
+  // "accumulation, retain_graph and the engine's errors").
+  x.mutable_grad() = Tensor<float>();
+  Tensor<float> v = x * 3.f + row;
+  {
+    NoGradGuard guard;
+    row.mul_(2.f);
+  }
+  sum(v).backward();
+  CHECK(equal(x.grad(), full<float>({3}, 3.f)));
+  // Differentiated twice: u = x^2 (a fused node), s = 2u + u / 4 = 2.25 x^2, ds/dx = 4.5 x, d2s/dx2 = 4.5.
+  auto p = tensor<double>({1.0, -2.0}).requires_grad_();
+  Tensor<double> u = p * p;
+  Tensor<double> s = 2.0 * u + u / 4.0;
+  const auto first = autograd::grad({sum(s)}, {p}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+  CHECK(equal(first[0].detach(), tensor<double>({4.5, -9.0})));
+  REQUIRE(first[0].requires_grad());
+  const auto second = autograd::grad({sum(first[0])}, {p});
+  CHECK(equal(second[0], full<double>({2}, 4.5)));
+}
+
 TEST_CASE("NoGradGuard, detach, and operations without a backward yet") {
   auto x = tensor<float>({1.f, 2.f}).requires_grad_();
   {

@@ -24,6 +24,7 @@
 #include "../reduce_dims.hpp"
 #include "derivatives.hpp"
 #include "engine.hpp"
+#include "linear_node.hpp"
 #include "node.hpp"
 
 namespace tsr::detail {
@@ -705,17 +706,6 @@ template <class L>
 
 namespace tsr::autograd {
 
-// "FusedBackward(mul,sin)"; over a bare tensor, PyTorch's names: a clone
-// is CloneBackward0, sum(x) SumBackward0.
-#if TSR_CORE_DEFINITIONS
-TSR_CORE_INLINE std::string fused_node_name(const std::string& kind, const char* ops) {
-  if (*ops) return kind + "(" + ops + ")";
-  return (kind == "FusedBackward" ? std::string("CloneBackward") : kind) + "0";
-}
-#else
-std::string fused_node_name(const std::string& kind, const char* ops);
-#endif
-
 // The node of a materialized expression: one for the whole tree. Fused:
 // its backward evaluates each leaf's gradient as one kernel (one op at a
 // time only when the backward is recorded). Not fused: always one op at a
@@ -917,7 +907,7 @@ constexpr bool fuses_backward() {
 // for the fused evaluation.
 template <class T, class E>
 bool materialized_op_by_op(Tensor<T>& out, const E& e) {
-  if constexpr (!kFusedAutograd && is_floating_v<T> && has_floating_leaf<E>()) {
+  if constexpr (!kFusedAutograd && is_floating_v<T> && has_floating_leaf<E>() && !linear_in_tensors<E>()) {
     if (!records(e) || !records_op_by_op(e)) return false;
     out = recorded_per_op(as_type<T>(e));
     return true;
@@ -926,10 +916,20 @@ bool materialized_op_by_op(Tensor<T>& out, const E& e) {
   }
 }
 
+// The node of a materialized expression that records: a LinearNode for
+// an expression linear in its tensors (one node type for all of them, no
+// kernels of its own), else the expression's fused node.
 template <class T, class E>
 void record_expression(const Tensor<T>& out, const E& e) {
-  if constexpr (is_floating_v<T> && has_floating_leaf<E>() && fuses_backward<E>()) {
-    if (records(e)) set_history(out, std::make_shared<autograd::FusedNode<E, true>>(e, "FusedBackward"));
+  if constexpr (is_floating_v<T> && has_floating_leaf<E>() && (fuses_backward<E>() || linear_in_tensors<E>())) {
+    if (!records(e)) return;
+    if constexpr (linear_in_tensors<E>()) {
+      auto node = std::make_shared<autograd::LinearNode<T>>(op_names<E>.data());
+      add_linear_terms(*node, e, T(1), T(1));
+      set_history(out, std::move(node));
+    } else {
+      set_history(out, std::make_shared<autograd::FusedNode<E, true>>(e, "FusedBackward"));
+    }
   }
 }
 

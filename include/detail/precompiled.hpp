@@ -203,11 +203,14 @@
   TSR_INSTANCE Tensor<T> reduce_to_shape<T, Tensor<T>>(const Tensor<T>&, const Shape&);                    \
   }
 
-// Per floating type: the runtime, the arithmetic and full sums, evaluated
-// and recorded, the random fills (rand, randn, uniform_, normal_), and the
+// Per floating type: the runtime, the node of expressions linear in their
+// tensors, the arithmetic and full sums, evaluated and recorded, the random fills (rand, randn, uniform_, normal_), and the
 // hidden layers and accuracy of hand-written models.
 #define TSR_PRECOMPILED_FLOATING(T)                                                                        \
   TSR_PRECOMPILED_AUTOGRAD_RUNTIME(T)                                                                      \
+  namespace tsr::autograd {                                                                                \
+  TSR_INSTANCE class LinearNode<T>;                                                                        \
+  }                                                                                                        \
   namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
   TSR_INSTANCE void fill_uniform<T>(Tensor<T>&, double, double, bool);                                     \
