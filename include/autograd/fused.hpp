@@ -924,7 +924,7 @@ void record_expression(const Tensor<T>& out, const E& e) {
   if constexpr (is_floating_v<T> && has_floating_leaf<E>() && (fuses_backward<E>() || linear_in_tensors<E>())) {
     if (!records(e)) return;
     if constexpr (linear_in_tensors<E>()) {
-      auto node = std::make_shared<autograd::LinearNode<T>>(op_names<E>.data());
+      auto node = std::make_shared<autograd::LinearNode<T, scales_by_numbers<E>()>>(op_names<E>.data());
       add_linear_terms(*node, e, T(1), T(1));
       set_history(out, std::move(node));
     } else {

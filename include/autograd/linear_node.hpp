@@ -5,9 +5,10 @@
 // that is known when the expression is recorded, so one node type per
 // element type serves every such expression, compiled once (the precompiled
 // core holds it), where a fused node compiles its own backward kernels for
-// each expression type. It reads the same gradients: the incoming gradient
-// times the path's product of numbers, divided by the product of its
-// divisors (with one factor on the path, as the fused rules, bit for bit).
+// each expression type. It computes the same gradients: the incoming
+// gradient times the product of the numbers on the tensor's path, divided
+// by the product of its divisors (bit for bit as the fused rules when the
+// path has one number at most; with more, within a rounding or two).
 //
 // Like PyTorch's add, sub, neg and products by a number, whose backward
 // reads no tensor, it saves none: it keeps no input alive, and an input
@@ -36,20 +37,21 @@ TSR_CORE_INLINE std::string fused_node_name(const std::string& kind, const char*
 std::string fused_node_name(const std::string& kind, const char* ops);
 #endif
 
-template <class T>
+// Scales: whether the expression multiplies or divides by a number (else
+// each gradient is g or -g, and no scaling kernel is compiled for it).
+template <class T, bool Scales>
 class LinearNode final : public TypedNode<T> {
  public:
   // `ops`: the expression's op names, in static storage (detail::op_names).
   explicit LinearNode(const char* ops) : ops_(ops) {}
   std::string name() const override { return fused_node_name("FusedBackward", ops_); }
   std::vector<GradRef> apply(const GradRef& grad) override;
-  void release_saved() override { released_ = saves_numbers_; }
+  // PyTorch saves the numbers of products and quotients, and frees them.
+  void release_saved() override { released_ = Scales; }
 
   // Adds the next tensor of the expression (in leaf order), whose gradient
   // is the incoming one times `multiplier`, divided by `divisor`.
   void add_term(const Tensor<T>& leaf, T multiplier, T divisor);
-  // The expression multiplies or divides by a number.
-  void set_saves_numbers() { saves_numbers_ = true; }
 
  private:
   struct Term {
@@ -59,7 +61,6 @@ class LinearNode final : public TypedNode<T> {
   };
   const char* ops_;
   std::vector<Term> terms_;
-  bool saves_numbers_ = false;
   bool released_ = false;
 };
 
@@ -110,6 +111,21 @@ struct Linearity<Binary<ops::Div, A, B>, T> {
   static constexpr bool number = false, linear = Linearity<A, T>::linear && Linearity<B, T>::number;
 };
 
+// Whether a linear expression multiplies or divides by a number.
+template <class E>
+constexpr bool scales_by_numbers() {
+  if constexpr (requires { std::declval<const E&>().op; }) {
+    using Op = std::remove_cvref_t<decltype(std::declval<const E&>().op)>;
+    bool scales = std::is_same_v<Op, ops::Mul> || std::is_same_v<Op, ops::Div> ||
+                  scales_by_numbers<std::remove_cvref_t<decltype(std::declval<const E&>().a)>>();
+    if constexpr (requires { std::declval<const E&>().b; })
+      scales = scales || scales_by_numbers<std::remove_cvref_t<decltype(std::declval<const E&>().b)>>();
+    return scales;
+  } else {
+    return false;
+  }
+}
+
 // Whether a recorded E gets a LinearNode: a float or double expression
 // linear in its tensors, and not a bare tensor (a clone keeps its own node).
 template <class E>
@@ -123,8 +139,8 @@ constexpr bool linear_in_tensors() {
 // linear expression, in leaf order: the product of the numbers it is
 // multiplied by on the way to the root (signs included), and of those it
 // is divided by.
-template <class T, class E>
-void add_linear_terms(autograd::LinearNode<T>& node, const E& e, T multiplier, T divisor) {
+template <class Node, class E, class T>
+void add_linear_terms(Node& node, const E& e, T multiplier, T divisor) {
   if constexpr (std::is_same_v<E, Tensor<T>>) {
     node.add_term(e, multiplier, divisor);
   } else if constexpr (Linearity<E, T>::number) {
@@ -138,12 +154,10 @@ void add_linear_terms(autograd::LinearNode<T>& node, const E& e, T multiplier, T
     add_linear_terms(node, e.a, multiplier, divisor);
     add_linear_terms(node, e.b, -multiplier, divisor);
   } else if constexpr (std::is_same_v<decltype(e.op), ops::Mul>) {
-    node.set_saves_numbers();
     if constexpr (Linearity<decltype(e.a), T>::number) add_linear_terms(node, e.b, multiplier * e.a.value, divisor);
     else add_linear_terms(node, e.a, multiplier * e.b.value, divisor);
   } else {
     static_assert(std::is_same_v<decltype(e.op), ops::Div>);
-    node.set_saves_numbers();
     add_linear_terms(node, e.a, multiplier, divisor * e.b.value);
   }
 }
@@ -152,14 +166,14 @@ void add_linear_terms(autograd::LinearNode<T>& node, const E& e, T multiplier, T
 
 namespace tsr::autograd {
 
-template <class T>
-void LinearNode<T>::add_term(const Tensor<T>& leaf, T multiplier, T divisor) {
+template <class T, bool Scales>
+void LinearNode<T, Scales>::add_term(const Tensor<T>& leaf, T multiplier, T divisor) {
   terms_.push_back({multiplier, divisor, leaf.sizes()});
   this->next.push_back(detail::gradient_edge(leaf));
 }
 
-template <class T>
-std::vector<GradRef> LinearNode<T>::apply(const GradRef& grad) {
+template <class T, bool Scales>
+std::vector<GradRef> LinearNode<T, Scales>::apply(const GradRef& grad) {
   if (released_) fail_released();
   const Tensor<T> g(grad);
   std::vector<GradRef> out(this->next.size());
@@ -167,9 +181,17 @@ std::vector<GradRef> LinearNode<T>::apply(const GradRef& grad) {
     if (!this->next[k]) continue;
     const Term& term = terms_[k];
     // Always a new buffer (a gradient passed on must not be shared), and
-    // recorded op by op under create_graph.
-    const Tensor<T> scaled = term.divisor == T(1) ? detail::backward_eval<T>(g * term.multiplier)
-                                                  : detail::backward_eval<T>(g * term.multiplier / term.divisor);
+    // recorded op by op under create_graph. A divisor takes a second pass:
+    // the kernels of g * s and g / s are the ones every fused gradient of a
+    // product or quotient by a number uses, where one of (g * m) / d
+    // would be compiled for this node alone.
+    Tensor<T> scaled;
+    if constexpr (Scales) {
+      scaled = detail::backward_eval<T>(g * term.multiplier);
+      if (term.divisor != T(1)) scaled = detail::backward_eval<T>(scaled / term.divisor);
+    } else {
+      scaled = term.multiplier == T(1) ? detail::backward_eval<T>(g) : detail::backward_eval<T>(-g);
+    }
     out[k] = detail::sum_to(scaled, term.sizes).impl_ptr();
   }
   return out;

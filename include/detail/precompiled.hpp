@@ -209,7 +209,8 @@
 #define TSR_PRECOMPILED_FLOATING(T)                                                                        \
   TSR_PRECOMPILED_AUTOGRAD_RUNTIME(T)                                                                      \
   namespace tsr::autograd {                                                                                \
-  TSR_INSTANCE class LinearNode<T>;                                                                        \
+  TSR_INSTANCE class LinearNode<T, true>;                                                                  \
+  TSR_INSTANCE class LinearNode<T, false>;                                                                 \
   }                                                                                                        \
   namespace tsr::detail {                                                                                  \
   TSR_INSTANCE void assign_general<T, Cast<T, Tensor<T>>>(const Tensor<T>&, const Cast<T, Tensor<T>>&, bool); \
