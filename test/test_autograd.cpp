@@ -317,6 +317,27 @@ TEST_CASE("expressions linear in their tensors: numbers times the gradient, no t
   }
   sum(v).backward();
   CHECK(equal(x.grad(), full<float>({3}, 3.f)));
+  // A clone saves nothing either (PyTorch 1.13: its source written in place, and a second backward, pass).
+  x.mutable_grad() = Tensor<float>();
+  Tensor<float> source = x + 0.f;  // saves nothing (x * 1.f would save the 1)
+  const Tensor<float> copy = source.clone();
+  CHECK(copy.grad_fn_name() == "CloneBackward0");
+  {
+    NoGradGuard guard;
+    source.mul_(2.f);
+  }
+  const auto total = sum(copy);
+  total.backward({}, /*retain_graph=*/false);
+  CHECK_NOTHROW(sum(copy).backward());
+  CHECK(equal(x.grad(), full<float>({3}, 2.f)));
+  // A float tensor made from a double expression: its node is the cast's (by hand: d/da = 1 + 1, d/db = 2).
+  auto da = tensor<double>({1.0, 2.0}).requires_grad_();
+  auto db = tensor<double>({3.0, 4.0}).requires_grad_();
+  Tensor<float> narrowed = da + db * 2.0;
+  Tensor<float> narrowed_leaf = da;
+  sum(narrowed + narrowed_leaf).backward();
+  CHECK(equal(da.grad(), full<double>({2}, 2.0)));
+  CHECK(equal(db.grad(), full<double>({2}, 2.0)));
   // Differentiated twice: u = x^2 (a fused node), s = 2u + u / 4 = 2.25 x^2, ds/dx = 4.5 x, d2s/dx2 = 4.5.
   auto p = tensor<double>({1.0, -2.0}).requires_grad_();
   Tensor<double> u = p * p;

@@ -907,8 +907,10 @@ constexpr bool fuses_backward() {
 // for the fused evaluation.
 template <class T, class E>
 bool materialized_op_by_op(Tensor<T>& out, const E& e) {
-  if constexpr (!kFusedAutograd && is_floating_v<T> && has_floating_leaf<E>() && !linear_in_tensors<E>()) {
-    if (!records(e) || !records_op_by_op(e)) return false;
+  if constexpr (!kFusedAutograd && is_floating_v<T> && has_floating_leaf<E>() && !records_linear_node<T, E>()) {
+    // (A tensor of another type, converted, is its cast's op.)
+    constexpr bool converted_tensor = is_tensor<E>::value && !std::is_same_v<typename E::value_type, T>;
+    if (!records(e) || !(records_op_by_op(e) || (converted_tensor && expr_device(e).is_cpu()))) return false;
     out = recorded_per_op(as_type<T>(e));
     return true;
   } else {
@@ -921,9 +923,14 @@ bool materialized_op_by_op(Tensor<T>& out, const E& e) {
 // kernels of its own), else the expression's fused node.
 template <class T, class E>
 void record_expression(const Tensor<T>& out, const E& e) {
-  if constexpr (is_floating_v<T> && has_floating_leaf<E>() && (fuses_backward<E>() || linear_in_tensors<E>())) {
+  if constexpr (is_floating_v<T> && !std::is_same_v<typename E::value_type, T>) {
+    // Tensor<float> from a double expression: the node is the cast's, whose
+    // gradient is of out's type (a node of e's type would read it as e's).
+    record_expression(out, cast<T>(e));
+  } else if constexpr (is_floating_v<T> && has_floating_leaf<E>() &&
+                       (fuses_backward<E>() || records_linear_node<T, E>())) {
     if (!records(e)) return;
-    if constexpr (linear_in_tensors<E>()) {
+    if constexpr (records_linear_node<T, E>()) {
       auto node = std::make_shared<autograd::LinearNode<T, scales_by_numbers<E>()>>(op_names<E>.data());
       add_linear_terms(*node, e, T(1), T(1));
       set_history(out, std::move(node));

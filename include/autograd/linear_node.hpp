@@ -127,12 +127,20 @@ constexpr bool scales_by_numbers() {
 }
 
 // Whether a recorded E gets a LinearNode: a float or double expression
-// linear in its tensors, and not a bare tensor (a clone keeps its own node).
+// linear in its tensors, a bare tensor included (a clone: PyTorch's
+// CloneBackward0 saves nothing either).
 template <class E>
 constexpr bool linear_in_tensors() {
   using T = typename E::value_type;
-  return (std::is_same_v<T, float> || std::is_same_v<T, double>) && !std::is_same_v<E, Tensor<T>> &&
-         Linearity<E, T>::linear;
+  return (std::is_same_v<T, float> || std::is_same_v<T, double>) && Linearity<E, T>::linear;
+}
+
+// Whether a Tensor<T> made from E records a LinearNode: E is linear and
+// of type T (a conversion, Tensor<float> from a double expression, casts:
+// its node is the fused one).
+template <class T, class E>
+constexpr bool records_linear_node() {
+  return std::is_same_v<typename E::value_type, T> && linear_in_tensors<E>();
 }
 
 // Calls node.add_term(tensor, multiplier, divisor) for each tensor of a
