@@ -885,12 +885,13 @@ template <class E>
 }
 
 // Per-op autograd (TSR_PER_OP_AUTOGRAD, detail/config.hpp): whether e, when
-// it records, is evaluated and recorded one op at a time (recorded_per_op).
-// Expressions on a device keep their fused node: the per-op evaluation is a
-// loop on the host.
-template <class E>
+// it records as a tensor of type T, is evaluated and recorded one op at a
+// time (recorded_per_op). A bare tensor of type T has no op; one of another
+// type is its cast. Expressions on a device keep their fused node: the
+// per-op evaluation is a loop on the host.
+template <class E, class T = typename E::value_type>
 bool records_op_by_op([[maybe_unused]] const E& e) {
-  if constexpr (kFusedAutograd || is_tensor<E>::value) return false;
+  if constexpr (kFusedAutograd || (is_tensor<E>::value && std::is_same_v<typename E::value_type, T>)) return false;
   else if constexpr (kCudaBackend) return expr_device(e).is_cpu();
   else return true;
 }
@@ -908,9 +909,7 @@ constexpr bool fuses_backward() {
 template <class T, class E>
 bool materialized_op_by_op(Tensor<T>& out, const E& e) {
   if constexpr (!kFusedAutograd && is_floating_v<T> && has_floating_leaf<E>() && !records_linear_node<T, E>()) {
-    // (A tensor of another type, converted, is its cast's op.)
-    constexpr bool converted_tensor = is_tensor<E>::value && !std::is_same_v<typename E::value_type, T>;
-    if (!records(e) || !(records_op_by_op(e) || (converted_tensor && expr_device(e).is_cpu()))) return false;
+    if (!records(e) || !records_op_by_op<E, T>(e)) return false;
     out = recorded_per_op(as_type<T>(e));
     return true;
   } else {
@@ -927,11 +926,10 @@ void record_expression(const Tensor<T>& out, const E& e) {
     // Tensor<float> from a double expression: the node is the cast's, whose
     // gradient is of out's type (a node of e's type would read it as e's).
     record_expression(out, cast<T>(e));
-  } else if constexpr (is_floating_v<T> && has_floating_leaf<E>() &&
-                       (fuses_backward<E>() || records_linear_node<T, E>())) {
+  } else if constexpr (is_floating_v<T> && has_floating_leaf<E>() && (fuses_backward<E>() || linear_in_tensors<E>())) {
     if (!records(e)) return;
-    if constexpr (records_linear_node<T, E>()) {
-      auto node = std::make_shared<autograd::LinearNode<T, scales_by_numbers<E>()>>(op_names<E>.data());
+    if constexpr (linear_in_tensors<E>()) {
+      auto node = std::make_shared<autograd::LinearNode<T, Linearity<E, T>::scales>>(op_names<E>.data());
       add_linear_terms(*node, e, T(1), T(1));
       set_history(out, std::move(node));
     } else {

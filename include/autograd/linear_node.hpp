@@ -73,29 +73,31 @@ Tensor<T> sum_to(const Tensor<T>& g, const Shape& shape);
 
 // What E is as a function of its tensors of type T: a number (a scalar
 // leaf), linear (see above), or neither (another op, a cast, another
-// element type: those get a fused node).
+// element type: those get a fused node); and for a linear E, whether it
+// multiplies or divides by a number (`scales`).
 template <class E, class T>
 struct Linearity {
-  static constexpr bool number = false, linear = false;
+  static constexpr bool number = false, linear = false, scales = false;
 };
 template <class T>
 struct Linearity<ScalarLeaf<T>, T> {
-  static constexpr bool number = true, linear = false;
+  static constexpr bool number = true, linear = false, scales = false;
 };
 template <class T>
 struct Linearity<Tensor<T>, T> {
-  static constexpr bool number = false, linear = true;
+  static constexpr bool number = false, linear = true, scales = false;
 };
 template <class A, class T>
 struct Linearity<Unary<ops::Neg, A>, T> {
-  static constexpr bool number = false, linear = Linearity<A, T>::linear;
+  static constexpr bool number = false, linear = Linearity<A, T>::linear, scales = Linearity<A, T>::scales;
 };
 template <class A, class B, class T>
 struct LinearSum {
   using LA = Linearity<A, T>;
   using LB = Linearity<B, T>;
   static constexpr bool number = false,
-                        linear = (LA::linear || LB::linear) && (LA::linear || LA::number) && (LB::linear || LB::number);
+                        linear = (LA::linear || LB::linear) && (LA::linear || LA::number) && (LB::linear || LB::number),
+                        scales = LA::scales || LB::scales;
 };
 template <class A, class B, class T>
 struct Linearity<Binary<ops::Add, A, B>, T> : LinearSum<A, B, T> {};
@@ -104,27 +106,13 @@ struct Linearity<Binary<ops::Sub, A, B>, T> : LinearSum<A, B, T> {};
 template <class A, class B, class T>
 struct Linearity<Binary<ops::Mul, A, B>, T> {
   static constexpr bool number = false, linear = (Linearity<A, T>::linear && Linearity<B, T>::number) ||
-                                                 (Linearity<A, T>::number && Linearity<B, T>::linear);
+                                                 (Linearity<A, T>::number && Linearity<B, T>::linear),
+                        scales = true;
 };
 template <class A, class B, class T>
 struct Linearity<Binary<ops::Div, A, B>, T> {
-  static constexpr bool number = false, linear = Linearity<A, T>::linear && Linearity<B, T>::number;
+  static constexpr bool number = false, linear = Linearity<A, T>::linear && Linearity<B, T>::number, scales = true;
 };
-
-// Whether a linear expression multiplies or divides by a number.
-template <class E>
-constexpr bool scales_by_numbers() {
-  if constexpr (requires { std::declval<const E&>().op; }) {
-    using Op = std::remove_cvref_t<decltype(std::declval<const E&>().op)>;
-    bool scales = std::is_same_v<Op, ops::Mul> || std::is_same_v<Op, ops::Div> ||
-                  scales_by_numbers<std::remove_cvref_t<decltype(std::declval<const E&>().a)>>();
-    if constexpr (requires { std::declval<const E&>().b; })
-      scales = scales || scales_by_numbers<std::remove_cvref_t<decltype(std::declval<const E&>().b)>>();
-    return scales;
-  } else {
-    return false;
-  }
-}
 
 // Whether a recorded E gets a LinearNode: a float or double expression
 // linear in its tensors, a bare tensor included (a clone: PyTorch's

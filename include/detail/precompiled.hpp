@@ -204,8 +204,9 @@
   }
 
 // Per floating type: the runtime, the node of expressions linear in their
-// tensors, the arithmetic and full sums, evaluated and recorded, the random fills (rand, randn, uniform_, normal_), and the
-// hidden layers and accuracy of hand-written models.
+// tensors, the arithmetic and full sums, evaluated and recorded, the random
+// fills (rand, randn, uniform_, normal_), and the hidden layers and accuracy
+// of hand-written models.
 #define TSR_PRECOMPILED_FLOATING(T)                                                                        \
   TSR_PRECOMPILED_AUTOGRAD_RUNTIME(T)                                                                      \
   namespace tsr::autograd {                                                                                \
