@@ -78,7 +78,6 @@ template <Expression E> auto abs(const E& e) { return Unary<ops::Abs, E>(e); }
 template <Expression E> auto sign(const E& e) { return Unary<ops::Sign, E>(e); }
 template <Expression E> auto sqrt(const E& e) { return Unary<ops::Sqrt, E>(e); }
 template <Expression E> auto rsqrt(const E& e) { return Unary<ops::Rsqrt, E>(e); }
-template <Expression E> auto square(const E& e) { return Unary<ops::Square, E>(e); }
 template <Expression E> auto exp(const E& e) { return Unary<ops::Exp, E>(e); }
 template <Expression E> auto exp2(const E& e) { return Unary<ops::Exp2, E>(e); }
 template <Expression E> auto expm1(const E& e) { return Unary<ops::Expm1, E>(e); }
@@ -118,6 +117,15 @@ template <Expression E> auto logical_not(const E& e) { return !e; }
 template <Expression E> auto bitwise_not(const E& e) { return ~e; }
 // clang-format on
 
+// PyTorch's square is pow(x, 2): a bool tensor squares to int64.
+template <Expression E>
+auto square(const E& e) {
+  if constexpr (std::is_same_v<typename E::value_type, bool>)
+    return Unary<ops::Square, Cast<int64_t, E>>(cast<int64_t>(e));
+  else
+    return Unary<ops::Square, E>(e);
+}
+
 // ----- binary functions ---------------------------------------------------------
 template <class A, class B> requires Operands<A, B>
 auto atan2(const A& a, const B& b) { return detail::make_binary<ops::Atan2>(a, b); }
@@ -144,7 +152,12 @@ auto logical_xor(const A& a, const B& b) { return detail::make_binary<ops::Ne>(c
 template <class A, class B> requires Operands<A, B>
 auto pow(const A& a, const B& b) {
   if constexpr (Expression<A> && Scalar<B>) {
-    if constexpr (std::is_floating_point_v<B> || !is_integral_v<typename A::value_type>) {
+    if constexpr (std::is_same_v<typename A::value_type, bool> && std::is_integral_v<B>) {
+      // A bool tensor to an integer power is int64, as in PyTorch (a bool
+      // exponent makes the computation bool, which it refuses).
+      static_assert(!std::is_same_v<B, bool>, "\"pow\" not implemented for 'Bool'");
+      return pow(cast<int64_t>(a), b);
+    } else if constexpr (std::is_floating_point_v<B> || !is_integral_v<typename A::value_type>) {
       return Unary<ops::PowScalar, A>(a, ops::PowScalar{{}, static_cast<double>(b)});
     } else {
       if constexpr (std::is_signed_v<B>) detail::check(b >= 0, "Integers to negative integer powers are not allowed.");

@@ -284,6 +284,7 @@ struct Remainder : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
+    static_assert(!std::is_same_v<V, bool>, "\"remainder_cpu\" not implemented for 'Bool'");
     if constexpr (std::is_integral_v<V>) {
       if (b == 0) return V(0);
       if (b == -1) return V(0);  // avoids INT_MIN % -1 overflow
@@ -306,6 +307,7 @@ struct Fmod : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
+    static_assert(!std::is_same_v<V, bool>, "\"fmod_cpu\" not implemented for 'Bool'");
     if constexpr (std::is_integral_v<V>) {
       return (b == 0 || b == -1) ? V(0) : V(a % b);
     } else {
@@ -318,6 +320,7 @@ struct FloorDivide : SameTypeOp {
   static constexpr const char* name = "floor_divide";
   static constexpr bool simd = false;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
+    static_assert(!std::is_same_v<V, bool>, "\"div_floor_cpu\" not implemented for 'Bool'");
     if constexpr (std::is_integral_v<V>) {
       if (b == 0) return V(0);
       if (b == -1) return V(V(0) - a);
@@ -345,11 +348,9 @@ struct Abs : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a) const {
-    if constexpr (std::is_same_v<V, bool>) return a;
-    else {
-      using namespace m;
-      return abs(a);
-    }
+    static_assert(!std::is_same_v<V, bool>, "\"abs_cpu\" not implemented for 'Bool'");
+    using namespace m;
+    return abs(a);
   }
 };
 struct Sign : SameTypeOp {
@@ -470,6 +471,8 @@ struct Atan2 : FloatOp {
     static constexpr bool simd = true;                                        \
     static constexpr bool scalar_is_lane = true;                              \
     template <class V> TSR_HOST_DEVICE V operator()(V x) const {              \
+      static_assert(!std::is_same_v<V, bool>,                                 \
+                    "\"" str "_vml_cpu\" not implemented for 'Bool'");        \
       if constexpr (std::is_integral_v<V>) return x;                          \
       else {                                                                  \
         using namespace m;                                                    \
@@ -500,6 +503,7 @@ struct Relu : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V x) const {
+    static_assert(!std::is_same_v<V, bool>, "Boolean inputs not supported for relu");
     using namespace m;
     return select(x > V(0), x, select(is_nan(x), x, V(0)));
   }
@@ -553,7 +557,10 @@ struct Threshold : SameTypeOp {
   static constexpr const char* name = "threshold";
   static constexpr bool simd = false;
   double threshold, value;
-  template <class V> TSR_HOST_DEVICE V operator()(V x) const { return x <= V(threshold) ? V(value) : x; }
+  template <class V> TSR_HOST_DEVICE V operator()(V x) const {
+    static_assert(!std::is_same_v<V, bool>, "\"threshold_cpu\" not implemented for 'Bool'");
+    return x <= V(threshold) ? V(value) : x;
+  }
 };
 // Operands of clamp and lerp compute in their common type.
 struct Promote3 {
@@ -584,7 +591,10 @@ struct Hardtanh : SameTypeOp {
   static constexpr const char* name = "hardtanh";
   static constexpr bool simd = false;
   double lo, hi;
-  template <class V> TSR_HOST_DEVICE V operator()(V x) const { return Clamp{}(x, V(lo), V(hi)); }
+  template <class V> TSR_HOST_DEVICE V operator()(V x) const {
+    static_assert(!std::is_same_v<V, bool>, "Bool inputs not supported for hardtanh");
+    return Clamp{}(x, V(lo), V(hi));
+  }
 };
 struct Lerp {
   template <int I, class A, class B, class C>
@@ -619,9 +629,8 @@ struct Pow : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
-    if constexpr (std::is_same_v<V, bool>) {
-      return a || !b;
-    } else if constexpr (std::is_integral_v<V>) {
+    static_assert(!std::is_same_v<V, bool>, "\"pow\" not implemented for 'Bool'");
+    if constexpr (std::is_integral_v<V>) {
       if (b < 0) return a == 1 ? V(1) : a == -1 ? V((b & 1) ? -1 : 1) : V(0);
       V r = 1;
       using U = std::make_unsigned_t<V>;  // wrap-around like PyTorch, without signed overflow

@@ -106,6 +106,8 @@ Tensor<T> norm_impl(const E& e, double p, const Shape& dims, bool keepdim) {
 // NumPy (PyTorch overflows to inf there; see docs/differences.md).
 template <Expression E>
 auto norm(const E& e, double p, const Shape& dims, bool keepdim = false) {
+  static_assert(is_floating_v<typename E::value_type>,
+                "norm(): input dtype should be either floating point or complex (cast<float>(x) for integers)");
   using T = floating_t<typename E::value_type>;
   auto out = detail::unrecorded([&] { return detail::norm_impl<T>(e, p, dims, keepdim); });
   detail::record_op<autograd::tag::Norm>(out, e, p, dims);

@@ -296,6 +296,22 @@ TEST_CASE("scalar operands keep the tensor's category (result_type)") {
   CHECK(equal(l + 2.5, full({2}, 3.5f)));
 }
 
+// PyTorch 1.13: torch.square(b) and torch.pow(b, 2) of b = [True, False]
+// are int64 [1, 0], torch.pow(b, 0) is [1, 1], torch.pow(b, -1) raises,
+// torch.pow(b, 2.5) is float32 [1., 0.]. (The functions PyTorch refuses for
+// bool tensors do not compile: test/compile_fail/bool_*.cpp.)
+TEST_CASE("a bool tensor squares and takes integer powers in int64, as in PyTorch") {
+  const Tensor<bool> b = tensor<bool>({true, false});
+  static_assert(std::is_same_v<decltype(square(b))::value_type, int64_t>);
+  static_assert(std::is_same_v<decltype(pow(b, 2))::value_type, int64_t>);
+  static_assert(std::is_same_v<decltype(pow(b, 2.5))::value_type, float>);
+  CHECK(equal(square(b), tensor<int64_t>({1, 0})));
+  CHECK(equal(pow(b, 2), tensor<int64_t>({1, 0})));
+  CHECK(equal(pow(b, 0), tensor<int64_t>({1, 1})));
+  CHECK(equal(pow(b, 2.5), tensor<float>({1.f, 0.f})));
+  CHECK_THROWS_WITH_AS(pow(b, -1), "Integers to negative integer powers are not allowed.", Error);
+}
+
 TEST_CASE("elementwise results on sizes that straddle SIMD widths, all tiers") {
   for (int64_t n : {0, 1, 2, 3, 5, 7, 15, 16, 17, 31, 33, 127, 128, 129, 4095, 4097}) {
     CAPTURE(n);

@@ -99,6 +99,15 @@ TEST_CASE("keepdim, negative dims, dtypes, method forms") {
   static_assert(std::is_same_v<decltype(cumsum(i, 0))::value_type, int64_t>);
   static_assert(std::is_same_v<decltype(any(i, {0}))::value_type, bool>);
   check_close(sum(i, {1}), test::golden("rd_int_sum"), 0, 0, "int sum");
+  // logsumexp of integers and bools is float (PyTorch 1.13: torch.logsumexp
+  // of int32 [[1, 2], [3, 4]] over dim 0, and of [[True, False], [True, True]]
+  // over dim 1), and records nothing.
+  const auto li = logsumexp(tensor<int32_t>({1, 2, 3, 4}, {2, 2}), {0});
+  static_assert(std::is_same_v<decltype(li)::value_type, float>);
+  check_close(li, tensor<float>({3.1269280910491943f, 4.126927852630615f}), 1e-6, 0, "int logsumexp");
+  CHECK_FALSE(li.requires_grad());
+  check_close(logsumexp(tensor<bool>({true, false, true, true}, {2, 2}), {1}),
+              tensor<float>({1.31326162815094f, 1.6931471824645996f}), 1e-6, 0, "bool logsumexp");
   CHECK(equal(all(i, {0}), tensor<bool>({false, true, true, true, true, true, true, true, true, true, true, true},
                                         {3, 4})));
   CHECK(equal(any(i > 22, {0, 1}), tensor<bool>({false, false, false, true}, {4})));

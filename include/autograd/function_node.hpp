@@ -177,11 +177,25 @@ bool arg_records(const std::vector<Tensor<T>>& list) {
 }
 
 // A differentiable argument has the result's type (integer arguments, as
-// in norm(int_tensor), are not differentiable).
+// in logsumexp(int_tensor), are not differentiable).
 template <class T, class A>
 constexpr bool differentiable_as() {
   if constexpr (Expression<A>) return !is_floating_v<typename A::value_type> || std::is_same_v<typename A::value_type, T>;
   else return true;
+}
+// Whether an argument can require grad: a floating expression, or a list
+// of floating tensors. An op with none records nothing, and compiles no
+// node (logsumexp of an integer tensor is a float tensor without history).
+template <class A>
+constexpr bool floating_argument() {
+  if constexpr (Expression<A>) {
+    return is_floating_v<typename A::value_type>;
+  } else if constexpr (requires { typename A::value_type; }) {
+    if constexpr (is_tensor<typename A::value_type>::value) return is_floating_v<typename A::value_type::value_type>;
+    else return false;
+  } else {
+    return false;
+  }
 }
 
 // (Every OpRule<Tag>::record is [[gnu::noinline]]: it runs once per op, and
@@ -190,7 +204,7 @@ constexpr bool differentiable_as() {
 // GCC may inline an `extern template` function, and then needs its callees.)
 template <class Tag, class T, class... Args>
 void record_op(const Tensor<T>& out, const Args&... args) {
-  if constexpr (is_floating_v<T> && (differentiable_as<T, Args>() && ...)) {
+  if constexpr (is_floating_v<T> && (differentiable_as<T, Args>() && ...) && (floating_argument<Args>() || ...)) {
     if ((arg_records(args) || ...)) autograd::OpRule<Tag>::record(out, args...);
   }
 }
