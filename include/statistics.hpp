@@ -147,6 +147,36 @@ auto logsumexp(const E& e, const Shape& dims, bool keepdim = false) {
   return out;
 }
 
+// nansum: the sum over dims with NaN elements counted as zero (integers and
+// bools sum to int64, as in sum). Its gradient is g where the element is
+// not NaN and 0 where it is, as a product with that mask: a NaN g stays
+// NaN there, as in PyTorch's NansumBackward0.
+template <Expression E>
+auto nansum(const E& e, const Shape& dims = {}, bool keepdim = false) {
+  using T = typename E::value_type;
+  if constexpr (is_floating_v<T>) {
+    auto out = detail::unrecorded([&] { return sum(where(isnan(e), T(0), e), dims, keepdim); });
+    detail::record_op<autograd::tag::Nansum>(out, e, dims);
+    return out;
+  } else {
+    return sum(e, dims, keepdim);
+  }
+}
+// nanmean: the mean over dims of the elements that are not NaN (NaN where
+// there are none), nansum divided by their count, as PyTorch computes it.
+template <Expression E>
+auto nanmean(const E& e, const Shape& dims = {}, bool keepdim = false) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "nanmean(): expected input to have floating point dtype");
+  const Tensor<T> x = e;  // read twice
+  const Tensor<T> count = sum(cast<T>(!isnan(x)), dims, keepdim);
+  return Tensor<T>(nansum(x, dims, keepdim) / count);
+}
+template <Expression E, std::integral I>
+auto nansum(const E& e, I dim, bool keepdim = false) { return nansum(e, Shape{int64_t(dim)}, keepdim); }
+template <Expression E, std::integral I>
+auto nanmean(const E& e, I dim, bool keepdim = false) { return nanmean(e, Shape{int64_t(dim)}, keepdim); }
+
 namespace detail {
 // softmax (Log false) and log_softmax (true) along a wrapped dim: the row
 // maximum m and the sum s of exp(x - m), both kept as dims of size 1 (two

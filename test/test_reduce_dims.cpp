@@ -128,6 +128,34 @@ TEST_CASE("keepdim, negative dims, dtypes, method forms") {
   CHECK(allclose(var(x), var(x.reshape({-1}), {0})));
 }
 
+// PyTorch 1.13, x = [[1, nan, 3], [nan, nan, nan]]: torch.nansum(x) = 4,
+// over dim 1 [4, 0]; torch.nanmean(x, 1) = [2, nan], torch.nanmean(x) = 2,
+// over dim 0 with keepdim [[1, nan, 3]]. Gradients: of nansum(x)
+// [[1, 0, 1], [0, 0, 0]]; of nanmean(x, 1)[0] [[0.5, 0, 0.5], [nan, nan, nan]]
+// (0 / 0 reaches the NaN row, and the mask multiplies it); of nanmean(x)
+// [[0.5, 0, 0.5], [0, 0, 0]]. Integers: torch.nansum of int32 [[1, 2], [3, 4]]
+// over dim 0 is int64 [4, 6]; of an empty float tensor 0, nanmean NaN.
+TEST_CASE("nansum and nanmean leave NaN out, as PyTorch's, gradients included") {
+  const float nan = NAN;
+  const auto x = tensor<float>({1.f, nan, 3.f, nan, nan, nan}, {2, 3}).requires_grad_();
+  CHECK(nansum(x).item() == 4.f);
+  CHECK(equal(nansum(x, 1), tensor<float>({4.f, 0.f})));
+  check_close(nanmean(x, 1), tensor<float>({2.f, nan}), 0, 0, "nanmean over dim 1");
+  CHECK(nanmean(x).item() == 2.f);
+  check_close(nanmean(x, Shape{0}, true), tensor<float>({1.f, nan, 3.f}, {1, 3}), 0, 0, "nanmean keepdim");
+  CHECK(nansum(x, 1).grad_fn_name() == "NansumBackward0");
+  const auto grad_of = [&](const Tensor<float>& loss) { return autograd::grad({loss}, {x})[0]; };
+  check_close(grad_of(nansum(x)), tensor<float>({1.f, 0.f, 1.f, 0.f, 0.f, 0.f}, {2, 3}), 0, 0, "nansum grad");
+  check_close(grad_of(nanmean(x, 1).select(0, 0)), tensor<float>({0.5f, 0.f, 0.5f, nan, nan, nan}, {2, 3}), 0, 0,
+              "nanmean grad of a row");
+  check_close(grad_of(nanmean(x)), tensor<float>({0.5f, 0.f, 0.5f, 0.f, 0.f, 0.f}, {2, 3}), 0, 0, "nanmean grad");
+  const auto ni = nansum(tensor<int32_t>({1, 2, 3, 4}, {2, 2}), 0);
+  static_assert(std::is_same_v<decltype(ni)::value_type, int64_t>);
+  CHECK(equal(ni, tensor<int64_t>({4, 6})));
+  CHECK(nansum(empty<float>({0})).item() == 0.f);
+  CHECK(std::isnan(nanmean(empty<float>({0})).item()));
+}
+
 TEST_CASE("NaN, inf, ties and large inputs follow PyTorch") {
   const auto s = test::golden<float>("rd_special");
   check_close(std::get<0>(max(s, 1)), test::golden("rd_special_maxv"), 0, 0, "max values");

@@ -191,6 +191,25 @@ struct OpRule<tag::Norm> {
   }
 };
 
+// nansum: g times the mask of the elements that are not NaN.
+template <>
+struct OpRule<tag::Nansum> {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, const Shape& dims) {
+    struct Rule {
+      Input<E> in;
+      Shape dims;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        const Tensor<T> gk = detail_rules::unreduce(g, in.sizes(), dims);
+        return in.send(tsr::detail::backward_eval<T>(gk * cast<T>(!isnan(in.value()))));
+      }
+    };
+    Input<E> in(e, true);
+    auto edges = in.edges();
+    set_rule(out, "NansumBackward0", Rule{std::move(in), dims}, std::move(edges));
+  }
+};
+
 // logsumexp: g * exp(x - result).
 template <>
 struct OpRule<tag::Logsumexp> {

@@ -12,6 +12,7 @@ struct Prod;
 struct Var;
 struct Norm;
 struct Logsumexp;
+struct Nansum;
 struct Softmax;
 struct Cumsum;
 struct Cumprod;
