@@ -155,7 +155,7 @@ auto pow(const A& a, const B& b) {
     if constexpr (std::is_same_v<typename A::value_type, bool> && std::is_integral_v<B>) {
       // A bool tensor to an integer power is int64, as in PyTorch (a bool
       // exponent makes the computation bool, which it refuses).
-      static_assert(!std::is_same_v<B, bool>, "\"pow\" not implemented for 'Bool'");
+      static_assert(!std::is_same_v<B, bool>, "pow: bool tensors are not supported, as in PyTorch");
       return pow(cast<int64_t>(a), b);
     } else if constexpr (std::is_floating_point_v<B> || !is_integral_v<typename A::value_type>) {
       return Unary<ops::PowScalar, A>(a, ops::PowScalar{{}, static_cast<double>(b)});

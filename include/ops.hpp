@@ -284,7 +284,7 @@ struct Remainder : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
-    static_assert(!std::is_same_v<V, bool>, "\"remainder_cpu\" not implemented for 'Bool'");
+    static_assert(!std::is_same_v<V, bool>, "remainder: bool tensors are not supported, as in PyTorch");
     if constexpr (std::is_integral_v<V>) {
       if (b == 0) return V(0);
       if (b == -1) return V(0);  // avoids INT_MIN % -1 overflow
@@ -307,7 +307,7 @@ struct Fmod : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
-    static_assert(!std::is_same_v<V, bool>, "\"fmod_cpu\" not implemented for 'Bool'");
+    static_assert(!std::is_same_v<V, bool>, "fmod: bool tensors are not supported, as in PyTorch");
     if constexpr (std::is_integral_v<V>) {
       return (b == 0 || b == -1) ? V(0) : V(a % b);
     } else {
@@ -320,7 +320,7 @@ struct FloorDivide : SameTypeOp {
   static constexpr const char* name = "floor_divide";
   static constexpr bool simd = false;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
-    static_assert(!std::is_same_v<V, bool>, "\"div_floor_cpu\" not implemented for 'Bool'");
+    static_assert(!std::is_same_v<V, bool>, "floor_divide: bool tensors are not supported, as in PyTorch");
     if constexpr (std::is_integral_v<V>) {
       if (b == 0) return V(0);
       if (b == -1) return V(V(0) - a);
@@ -348,7 +348,7 @@ struct Abs : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a) const {
-    static_assert(!std::is_same_v<V, bool>, "\"abs_cpu\" not implemented for 'Bool'");
+    static_assert(!std::is_same_v<V, bool>, "abs: bool tensors are not supported, as in PyTorch");
     using namespace m;
     return abs(a);
   }
@@ -472,7 +472,7 @@ struct Atan2 : FloatOp {
     static constexpr bool scalar_is_lane = true;                              \
     template <class V> TSR_HOST_DEVICE V operator()(V x) const {              \
       static_assert(!std::is_same_v<V, bool>,                                 \
-                    "\"" str "_vml_cpu\" not implemented for 'Bool'");        \
+                    str ": bool tensors are not supported, as in PyTorch");   \
       if constexpr (std::is_integral_v<V>) return x;                          \
       else {                                                                  \
         using namespace m;                                                    \
@@ -558,7 +558,7 @@ struct Threshold : SameTypeOp {
   static constexpr bool simd = false;
   double threshold, value;
   template <class V> TSR_HOST_DEVICE V operator()(V x) const {
-    static_assert(!std::is_same_v<V, bool>, "\"threshold_cpu\" not implemented for 'Bool'");
+    static_assert(!std::is_same_v<V, bool>, "threshold: bool tensors are not supported, as in PyTorch");
     return x <= V(threshold) ? V(value) : x;
   }
 };
@@ -629,7 +629,7 @@ struct Pow : SameTypeOp {
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
   template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
-    static_assert(!std::is_same_v<V, bool>, "\"pow\" not implemented for 'Bool'");
+    static_assert(!std::is_same_v<V, bool>, "pow: bool tensors are not supported, as in PyTorch");
     if constexpr (std::is_integral_v<V>) {
       if (b < 0) return a == 1 ? V(1) : a == -1 ? V((b & 1) ? -1 : 1) : V(0);
       V r = 1;

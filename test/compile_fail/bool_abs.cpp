@@ -1,5 +1,5 @@
-// expect: "abs_cpu" not implemented for 'Bool'
-// PyTorch has no abs of a bool tensor (torch.abs raises this).
+// expect: abs: bool tensors are not supported, as in PyTorch
+// PyTorch has no abs of a bool tensor (torch.abs raises an error).
 #include <tessera.hpp>
 
 int main() {

@@ -1,5 +1,5 @@
-// expect: "floor_vml_cpu" not implemented for 'Bool'
-// PyTorch rounds no bool tensor (floor, ceil, round and trunc raise this).
+// expect: floor: bool tensors are not supported, as in PyTorch
+// PyTorch rounds no bool tensor (floor, ceil, round and trunc raise an error).
 #include <tessera.hpp>
 
 int main() {

@@ -1,4 +1,4 @@
-// expect: "remainder_cpu" not implemented for 'Bool'
+// expect: remainder: bool tensors are not supported, as in PyTorch
 // Two bool tensors compute in bool, which PyTorch's remainder refuses (as
 // fmod, floor_divide and pow do); with an integer operand they compute in
 // its type.
