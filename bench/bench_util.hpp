@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -128,15 +129,23 @@ inline const char* openblas_kernel_for_build() {
 // OpenBLAS chooses its kernel when it is loaded, from the CPUs it knows. On
 // a CPU newer than the library it falls back to its generic SSE3 kernel
 // (OpenBLAS 0.3.21 on an Emerald Rapids Xeon: "Prescott", 5-9 times slower
-// than its AVX-512 kernel there), which is no peer to measure against. So,
-// unless OPENBLAS_CORETYPE is set already, a benchmark whose OpenBLAS chose
-// another kernel than openblas_kernel_for_build() starts again with it set
-// (before main, so before MPI or any thread starts); print_machine() says
-// which kernel ran.
+// than its AVX-512 kernel there), which is no peer to measure against; and
+// an OPENBLAS_CORETYPE set for the whole machine (Haswell, on an AVX-512 AMD
+// EPYC host) made an AVX-512 build look 1.5 times as fast as OpenBLAS. So a
+// benchmark whose OpenBLAS runs another kernel than
+// openblas_kernel_for_build() starts again with OPENBLAS_CORETYPE set to it
+// (before main, so before MPI or any thread starts), unless
+// TSR_BENCH_OPENBLAS_KERNEL=any says to keep OpenBLAS's own choice;
+// print_machine() says which kernel ran, and what the variable was before.
 inline bool match_openblas_kernel() {
   const char* want = openblas_kernel_for_build();
-  if (want == nullptr || std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
+  const char* keep = std::getenv("TSR_BENCH_OPENBLAS_KERNEL");
+  if (want == nullptr || (keep != nullptr && std::string_view(keep) == "any")) return false;
   if (::strcasecmp(openblas_get_corename(), want) == 0) return false;
+  if (const char* before = std::getenv("OPENBLAS_CORETYPE")) {
+    if (::strcasecmp(before, want) == 0) return false;  // set to it, and still not running it: say so below
+    ::setenv("TSR_BENCH_OPENBLAS_CORETYPE_BEFORE", before, 1);
+  }
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> args;
   for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
@@ -160,8 +169,14 @@ inline void print_machine() {
               static_cast<std::size_t>(xsimd::default_arch::alignment()));
 #ifdef TSR_BENCH_OPENBLAS
   std::printf("OpenBLAS: %s; kernel %s", openblas_get_config(), openblas_get_corename());
-  if (const char* set = std::getenv("OPENBLAS_CORETYPE")) std::printf(" (OPENBLAS_CORETYPE=%s)\n", set);
-  else std::printf(" (its own choice)\n");
+  if (const char* set = std::getenv("OPENBLAS_CORETYPE")) {
+    std::printf(" (OPENBLAS_CORETYPE=%s", set);
+    if (const char* before = std::getenv("TSR_BENCH_OPENBLAS_CORETYPE_BEFORE"))
+      std::printf(", set for this build in place of %s", before);
+    std::printf(")\n");
+  } else {
+    std::printf(" (its own choice)\n");
+  }
 #endif
 }
 

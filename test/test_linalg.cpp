@@ -151,6 +151,10 @@ TEST_CASE("the packed GEMM is exact to float rounding on every edge tile") {
     const auto c = randn<float>({m, n});
     const Tensor<double> want_addmm = 2. * want + 0.5 * cast<double>(c);
     CHECK(all(abs(cast<double>(addmm(c, a, b, 0.5, 2.0)) - want_addmm) <= 2. * bound + 1e-6 * abs(want_addmm)).item());
+    // The same with B given transposed: narrow products (64 x 10, 5 x 3) take the dot products.
+    CHECK(all(abs(cast<double>(addmm(c, a, b.t().contiguous().t(), 0.5, 2.0)) - want_addmm) <=
+              2. * bound + 1e-6 * abs(want_addmm))
+              .item());
     const auto ad = a.to<double>(), bd = b.to<double>();
     CHECK(allclose(mm(ad, bd), want, 1e-12, 1e-12));
     CHECK(allclose(mm(ad, bd.t().contiguous().t()), want, 1e-12, 1e-12));

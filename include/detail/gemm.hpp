@@ -324,14 +324,20 @@ void pack_b(MatView<T> b, int64_t kc, int64_t nc, int64_t p0, int64_t p1, T* dst
 // read in place. The kernel computes kRows rows (the A panel still holds MR
 // values per k): MR, or fewer for the last panel of a product.
 //
-// Inlined into its one caller: called out of line, the tile's MatSpan went
-// through the stack, and the copy read it back as one 16-byte load of two
-// 8-byte stores, which cannot be forwarded and waited for every store
-// before it, the previous tile's write-back included (a fifth of a
-// 64 x 256 x 10 product's time on an AVX-512 Xeon).
+// A function of its own for each kind of tile: inlined into gemm_block
+// beside the five others, the 12-row packed kernel kept one of its 24
+// accumulators on the stack under GCC 12, a load and a store in every k
+// step (0.83-0.85 of OpenBLAS for SGEMM n = 256 to 1024 on an AVX-512 AMD
+// EPYC, 1.0-1.01 out of line). C's tile comes as a pointer and two strides,
+// in registers: passed as a MatSpan it went through the stack, and the
+// copy read it back as one 16-byte load of two 8-byte stores, which cannot
+// be forwarded and waited for every store before it, the previous tile's
+// write-back included (a fifth of a 64 x 256 x 10 product's time on an
+// AVX-512 Xeon).
 template <class T, bool kPackedB, int64_t kRows>
-[[gnu::always_inline]] inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b,
-                                                int64_t ldb, MatSpan<T> c, int64_t mr, int64_t nr, T alpha, T beta) {
+[[gnu::noinline]] void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb, T* c_p,
+                                    int64_t c_rs, int64_t c_cs, int64_t mr, int64_t nr, T alpha, T beta) {
+  const MatSpan<T> c{c_p, c_rs, c_cs};
   using G = GemmKernel<T>;
   using B = typename G::Batch;
   constexpr int64_t NR = G::NR, W = G::W, kPrefetchSteps = 16;
@@ -463,10 +469,12 @@ void gemm_block(const APanels<T>& a, const BPanels<T>& b, MatSpan<T> c, int64_t 
         const T* const direct = b.in_place(p);
         const T* const packed = b.packed + p * G::NR * kc;
         const MatSpan<T> tile{&c(ic + i, j), c.rs, c.cs};
-        auto run = [&](auto rows) __attribute__((always_inline)) {  // as the kernel: see there
+        auto run = [&](auto rows) {
           constexpr int64_t R = decltype(rows)::value;
-          if (direct) micro_kernel<T, false, R>(kc, packed_a + i * kc, direct, b.ld, tile, mr, nr, alpha, beta);
-          else micro_kernel<T, true, R>(kc, packed_a + i * kc, packed, G::NR, tile, mr, nr, alpha, beta);
+          if (direct)
+            micro_kernel<T, false, R>(kc, packed_a + i * kc, direct, b.ld, tile.p, tile.rs, tile.cs, mr, nr, alpha, beta);
+          else
+            micro_kernel<T, true, R>(kc, packed_a + i * kc, packed, G::NR, tile.p, tile.rs, tile.cs, mr, nr, alpha, beta);
         };
         // A last panel of at most a third of MR rows, or of MR - 2, runs a
         // kernel of that height. A batch of 64 is 5 x 12 + 4, and the full
@@ -610,13 +618,17 @@ struct LaneSums {
   // Where vector g's sum is, for vectors summed W at a time into
   // consecutive groups of W lanes (store(v + W q, sums + W q)).
   static constexpr int lane_of(int g) { return g / W * W + g % W % K * E + g % W / K; }
-  // sums[lane_of(g)] = the sum of the lanes of v[g], for g < W.
+  // sums[lane_of(g)] = scale times the sum of the lanes of v[g], for g < W:
+  // one multiplication for the W sums, where the write-back multiplied each
+  // sum on its own, on the ports the multiply-adds use (64 x 256 x 10 on
+  // an AVX-512 Xeon: 16 scalar multiplications per 256 multiply-adds).
   template <class Batch>
-  [[gnu::always_inline]] static void store(const Batch* v, T* sums) {
+  [[gnu::always_inline]] static void store(const Batch* v, T* sums, T scale) {
     static_assert(sizeof(Batch) == sizeof(V));
     V x[W];
     std::memcpy(x, v, sizeof x);
     reduce(x, std::make_integer_sequence<int, W / 2>{});
+    if (scale != T(1)) x[0] *= scale;
     std::memcpy(sums, &x[0], sizeof(V));
   }
 };
@@ -626,8 +638,11 @@ struct LaneSums {
 // each of them, one load per use: in dot_rows' loop, 16 loads of A rows
 // where 8 are needed, which made the loop wait on loads rather than on
 // multiply-adds (64 x 256 x 10 on an AVX-512 Xeon: 0.5-0.8 of OpenBLAS,
-// 0.96-1.04 in registers; on AVX2, 64 to 70 GFLOP/s). The empty asm
-// statement says the value is changed there, so it is not loaded again.
+// 0.96-1.04 in registers; on AVX2, 64 to 70 GFLOP/s); in short_k_tile's,
+// 16 loads of B where 4 are needed (64 x 10 times 10 x 256 on an AVX-512
+// AMD EPYC, whose loads then bound the loop: 0.70 of OpenBLAS, 1.08 in
+// registers). The empty asm statement says the value is changed there, so
+// it is not loaded again.
 template <class Batch>
 [[gnu::always_inline]] inline Batch load_to_register(const typename Batch::value_type* p) {
   auto v = Batch::load_unaligned(p).data;
@@ -686,21 +701,21 @@ void dot_rows(MatView<T> a, int64_t a_k, MatView<T> b, MatSpan<T> c, int64_t i0,
       }
       alignas(64) T sums[RI * RJ];
 #pragma GCC unroll 4
-      for (int64_t g = 0; g < RI * RJ; g += W) Sums::store(acc + g, sums + g);
+      for (int64_t g = 0; g < RI * RJ; g += W) Sums::store(acc + g, sums + g, alpha);
       const int64_t rows = std::min(RI, i1 - i), cols = std::min(RJ, n - j);
       if (rows == RI && cols == RJ && beta == T(0)) {
         // A whole block: every sum's lane known at compile time, no test
         // per element.
 #pragma GCC unroll 16
         for (int64_t g = 0; g < RI * RJ; ++g)
-          c(i + g / RJ, j + g % RJ) = alpha * sums[Sums::lane_of(int(g))];
+          c(i + g / RJ, j + g % RJ) = sums[Sums::lane_of(int(g))];
         continue;
       }
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t s = 0; s < cols; ++s) {
-          const T sum = sums[Sums::lane_of(int(r * RJ + s))];
+          const T sum = sums[Sums::lane_of(int(r * RJ + s))];  // alpha times the dot product
           T& out = c(i + r, j + s);
-          out = beta != T(0) ? beta * out + alpha * sum : alpha * sum;
+          out = beta != T(0) ? beta * out + sum : sum;
         }
     }
   }
@@ -772,7 +787,7 @@ template <class T>
   for (int64_t p = 0; p < k; ++p, b += ldb) {
     B bv[V];
 #pragma GCC unroll 4
-    for (int64_t v = 0; v < V; ++v) bv[v] = B::load_unaligned(b + v * W);
+    for (int64_t v = 0; v < V; ++v) bv[v] = load_to_register<B>(b + v * W);  // once, not once per row
 #pragma GCC unroll 4
     for (int64_t r = 0; r < R; ++r) {
       const B ar(a(r, p));
