@@ -192,9 +192,16 @@ auto where(const C& cond, const A& a, const B& b) {
   using B_ = decltype(detail::as_operand<Ref>(b));
   return Ternary<ops::Where, C, A_, B_>(cond, detail::operand_ref<Ref>(a), detail::operand_ref<Ref>(b));
 }
+// Bounds and x compute in their common type; PyTorch has no clamp kernel
+// for bool (with integer bounds a bool tensor computes in int64).
 template <Expression E, class L, class H>
   requires((Expression<L> || Scalar<L>) && (Expression<H> || Scalar<H>))
-auto clamp(const E& x, const L& lo, const H& hi) { return detail::make_ternary<ops::Clamp>(x, lo, hi); }
+auto clamp(const E& x, const L& lo, const H& hi) {
+  auto node = detail::make_ternary<ops::Clamp>(x, lo, hi);
+  static_assert(!std::is_same_v<typename decltype(node)::value_type, bool>,
+                "\"clamp_cpu\" not implemented for 'Bool', as in PyTorch");
+  return node;
+}
 // The larger (smaller) of a and b where one of them is NaN is the other.
 template <class A, class B>
   requires(Expression<A> || Expression<B>)
@@ -218,15 +225,43 @@ auto clamp_max(const E& x, const H& hi) { return minimum(x, hi); }
 // One bound, as libtorch's clamp(x, min) and clamp(x, nullopt, max). A NaN
 // bound propagates, as in clamp_min/clamp_max (PyTorch 1.13's one-bound
 // clamp with a NaN scalar returns x unchanged; docs/differences.md).
+// PyTorch refuses a bool clamp with a scalar bound (a bool tensor bound is
+// the maximum or minimum of two bool tensors, which it takes).
 template <Expression E, class L>
   requires(Expression<L> || Scalar<L>)
-auto clamp(const E& x, const L& lo) { return clamp_min(x, lo); }
+auto clamp(const E& x, const L& lo) {
+  static_assert(!(Scalar<L> && detail::both_bool<E, L>()), "\"clamp_min_cpu\" not implemented for 'Bool', as in PyTorch");
+  return clamp_min(x, lo);
+}
 template <Expression E, class H>
   requires(Expression<H> || Scalar<H>)
-auto clamp(const E& x, std::nullopt_t, const H& hi) { return clamp_max(x, hi); }
+auto clamp(const E& x, std::nullopt_t, const H& hi) {
+  static_assert(!(Scalar<H> && detail::both_bool<E, H>()), "\"clamp_max_cpu\" not implemented for 'Bool', as in PyTorch");
+  return clamp_max(x, hi);
+}
+namespace detail {
+// Whether X is a number or an expression of element type T (lerp's operands).
+template <class X, class T>
+constexpr bool number_or_of_type() {
+  if constexpr (Expression<X>) return std::is_same_v<typename X::value_type, T>;
+  else return true;
+}
+}  // namespace detail
+// start + weight (end - start). As in PyTorch, the tensors are floating and
+// of one dtype (a number takes theirs): no promotion.
 template <class A, class B, class W>
   requires(Expression<A> || Expression<B>)
-auto lerp(const A& a, const B& b, const W& w) { return detail::make_ternary<ops::Lerp>(a, b, w); }
+auto lerp(const A& a, const B& b, const W& w) {
+  using T = detail::value_of_t<std::conditional_t<Expression<A>, A, B>>;
+  static_assert(is_floating_v<T>, "\"lerp_kernel\" not implemented for integer and bool tensors, as in PyTorch");
+  static_assert(detail::number_or_of_type<B, T>(),
+                "lerp: expected dtype of `end` to be the dtype of `start` (PyTorch: expected dtype float for `end` "
+                "but got dtype double)");
+  static_assert(detail::number_or_of_type<W, T>(),
+                "lerp: expected dtype of `weight` to be the dtype of `start` (PyTorch: expected dtype float for "
+                "`weight` but got dtype double)");
+  return detail::make_ternary<ops::Lerp>(a, b, w);
+}
 
 // nan_to_num: NaN -> nan, +inf -> posinf (default: the type's max), -inf -> neginf (default: lowest).
 template <Expression E>

@@ -1,0 +1,7 @@
+// expect: "lerp_kernel" not implemented for integer and bool tensors, as in PyTorch
+#include <tessera.hpp>
+
+int main() {
+  const tsr::Tensor<int64_t> a = tsr::ones<int64_t>({3});
+  const auto r = tsr::lerp(a, a, 0.5);
+}
