@@ -199,7 +199,7 @@ template <Expression E, class L, class H>
 auto clamp(const E& x, const L& lo, const H& hi) {
   auto node = detail::make_ternary<ops::Clamp>(x, lo, hi);
   static_assert(!std::is_same_v<typename decltype(node)::value_type, bool>,
-                "\"clamp_cpu\" not implemented for 'Bool', as in PyTorch");
+                "clamp: bool tensors with bool bounds are not supported, as in PyTorch");
   return node;
 }
 // The larger (smaller) of a and b where one of them is NaN is the other.
@@ -230,13 +230,15 @@ auto clamp_max(const E& x, const H& hi) { return minimum(x, hi); }
 template <Expression E, class L>
   requires(Expression<L> || Scalar<L>)
 auto clamp(const E& x, const L& lo) {
-  static_assert(!(Scalar<L> && detail::both_bool<E, L>()), "\"clamp_min_cpu\" not implemented for 'Bool', as in PyTorch");
+  static_assert(!(Scalar<L> && detail::both_bool<E, L>()),
+                "clamp: a bool tensor with a bool number as its min is not supported, as in PyTorch");
   return clamp_min(x, lo);
 }
 template <Expression E, class H>
   requires(Expression<H> || Scalar<H>)
 auto clamp(const E& x, std::nullopt_t, const H& hi) {
-  static_assert(!(Scalar<H> && detail::both_bool<E, H>()), "\"clamp_max_cpu\" not implemented for 'Bool', as in PyTorch");
+  static_assert(!(Scalar<H> && detail::both_bool<E, H>()),
+                "clamp: a bool tensor with a bool number as its max is not supported, as in PyTorch");
   return clamp_max(x, hi);
 }
 namespace detail {
@@ -253,7 +255,7 @@ template <class A, class B, class W>
   requires(Expression<A> || Expression<B>)
 auto lerp(const A& a, const B& b, const W& w) {
   using T = detail::value_of_t<std::conditional_t<Expression<A>, A, B>>;
-  static_assert(is_floating_v<T>, "\"lerp_kernel\" not implemented for integer and bool tensors, as in PyTorch");
+  static_assert(is_floating_v<T>, "lerp: integer and bool tensors are not supported, as in PyTorch");
   static_assert(detail::number_or_of_type<B, T>(),
                 "lerp: expected dtype of `end` to be the dtype of `start` (PyTorch: expected dtype float for `end` "
                 "but got dtype double)");

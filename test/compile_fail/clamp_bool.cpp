@@ -1,4 +1,4 @@
-// expect: "clamp_cpu" not implemented for 'Bool', as in PyTorch
+// expect: clamp: bool tensors with bool bounds are not supported, as in PyTorch
 // A bool tensor between bool bounds computes in bool, for which PyTorch has
 // no clamp kernel (with integer bounds it computes in int64, as PyTorch).
 #include <tessera.hpp>

@@ -1,4 +1,4 @@
-// expect: "clamp_min_cpu" not implemented for 'Bool', as in PyTorch
+// expect: clamp: a bool tensor with a bool number as its min is not supported, as in PyTorch
 // One bool bound given as a number: PyTorch refuses it (a bool tensor bound
 // is the maximum of two bool tensors, which it takes).
 #include <tessera.hpp>

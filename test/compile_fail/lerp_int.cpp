@@ -1,4 +1,4 @@
-// expect: "lerp_kernel" not implemented for integer and bool tensors, as in PyTorch
+// expect: lerp: integer and bool tensors are not supported, as in PyTorch
 #include <tessera.hpp>
 
 int main() {
