@@ -596,9 +596,8 @@ struct Hardtanh : SameTypeOp {
     return Clamp{}(x, V(lo), V(hi));
   }
 };
-struct Lerp {
-  template <int I, class A, class B, class C>
-  using arg_t = floating_t<promote_t<promote_t<A, B>, C>>;
+// Its operands are floating and of one type (tsr::lerp refuses others).
+struct Lerp : Promote3 {
   static constexpr const char* name = "lerp";
   static constexpr bool simd = true;
   static constexpr bool scalar_is_lane = true;
