@@ -463,6 +463,15 @@ struct Atan2 : FloatOp {
     return m::per_lane2(a, b, [](auto u, auto w) { return decltype(u)(std::atan2(u, w)); });
   }
 };
+// sqrt(a^2 + b^2) without the overflow and underflow of the squares.
+struct Hypot : FloatOp {
+  static constexpr const char* name = "hypot";
+  static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
+  template <class V> TSR_HOST_DEVICE V operator()(V a, V b) const {
+    return m::per_lane2(a, b, [](auto u, auto w) { return decltype(u)(std::hypot(u, w)); });
+  }
+};
 
 // ----- rounding (identity on integers) -----------------------------------------
 #define TSR_ROUND_FN(Name, str, expr)                                         \
@@ -597,6 +606,25 @@ struct Hardtanh : SameTypeOp {
   }
 };
 // Its operands are floating and of one type (tsr::lerp refuses others).
+// input + value t1 t2. Floating types take PyTorch 1.13's multiply-add (its
+// CPU kernel is contracted into one): fma(value t1, t2, input), so results
+// match it bit for bit and a product beyond the type's range that input
+// brings back stays finite. An integer computation truncates value.
+struct Addcmul : Promote3 {
+  static constexpr const char* name = "addcmul";
+  static constexpr bool simd = true;
+  static constexpr bool scalar_is_lane = true;
+  double value;
+  template <class V> TSR_HOST_DEVICE V operator()(V input, V t1, V t2) const {
+    using L = m::lane_t<V>;
+    if constexpr (std::is_integral_v<L>) {
+      return input + V(L(static_cast<int64_t>(value))) * t1 * t2;
+    } else {
+      const auto fma = [](auto x, auto y, auto z) { return decltype(x)(std::fma(x, y, z)); };
+      return m::per_lane3(V(L(value)) * t1, t2, input, fma);
+    }
+  }
+};
 struct Lerp : Promote3 {
   static constexpr const char* name = "lerp";
   static constexpr bool simd = true;
@@ -694,6 +722,16 @@ struct IsInf : SameTypeOp {
   template <class V> TSR_HOST_DEVICE bool operator()(V x) const {
     if constexpr (std::is_integral_v<V>) return false;
     else return x == std::numeric_limits<V>::infinity() || x == -std::numeric_limits<V>::infinity();
+  }
+};
+// Whether the sign bit is set: true for -0.0 and a negative NaN too.
+struct Signbit : SameTypeOp {
+  static constexpr const char* name = "signbit";
+  static constexpr bool simd = false;
+  template <class V> TSR_HOST_DEVICE bool operator()(V x) const {
+    if constexpr (std::is_floating_point_v<V>) return std::signbit(x);
+    else if constexpr (std::is_signed_v<V>) return x < 0;
+    else return false;
   }
 };
 struct IsFinite : SameTypeOp {

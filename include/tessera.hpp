@@ -25,6 +25,7 @@
 #include "views.hpp"
 #include "ops.hpp"
 #include "math.hpp"
+#include "math_composite.hpp"
 #include "detail/assign.hpp"
 #include "eval.hpp"
 #include "random.hpp"

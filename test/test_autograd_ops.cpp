@@ -253,6 +253,13 @@ TEST_CASE("the remaining elementwise rules match PyTorch at their edges") {
   golden_case("nan_to_num", 1, [](const Fs& x) { return Tensor<float>(nan_to_num(x[0])); }, tight);
   golden_case("atan2", 2, [](const Fs& x) { return Tensor<float>(atan2(x[0], x[1])); }, tight);
   golden_case("lerp", 3, [](const Fs& x) { return Tensor<float>(lerp(x[0], x[1], x[2])); }, tight);
+  golden_case("logaddexp", 2, [](const Fs& x) {
+    return Tensor<float>(logaddexp(x[0], x[1]) + logaddexp2(x[0] * 0.5f, x[1]));
+  }, tight);
+  golden_case("hypot", 2, [](const Fs& x) { return Tensor<float>(hypot(x[0], x[1])); }, tight);
+  golden_case("addcmul_addcdiv", 3, [](const Fs& x) {
+    return Tensor<float>(addcmul(x[0], x[1], x[2], 0.5) + addcdiv(x[0], x[1], exp(x[2]), -2));
+  }, tight);
   golden_case("rem_fmod", 2, [](const Fs& x) { return Tensor<float>(remainder(x[0], x[1]) + fmod(x[0], x[1])); }, tight);
   golden_case("rounding", 1, [](const Fs& x) {
     return Tensor<float>(floor(x[0]) + ceil(x[0]) + round(x[0]) + trunc(x[0]) + sign(x[0]) + frac(x[0]));
@@ -272,6 +279,12 @@ TEST_CASE("gradcheck: the remaining elementwise rules") {
                {x, Tensor<double>(randn<double>({4}) * 0.1 - 0.5), full<double>({3, 1}, 0.5)});
   gradcheck_ok("lerp", [](const V& v) { return Tensor<double>(lerp(v[0], v[1], v[2])); },
                {x, randn<double>({3, 4}), rand<double>({4})});
+  gradcheck_ok("logaddexp, logaddexp2, hypot", [](const V& v) {
+    return Tensor<double>(logaddexp(v[0], v[1]) * logaddexp2(v[1], v[0]) + hypot(v[0], v[1]));
+  }, {x, randn<double>({4})});
+  gradcheck_ok("addcmul, addcdiv", [](const V& v) {
+    return Tensor<double>(addcmul(v[0], v[1], v[2], 1.5) - addcdiv(v[0], v[2], v[1] + 3.0, 0.5));
+  }, {x, pos, randn<double>({4})});
   gradcheck_ok("remainder and fmod", [](const V& v) { return Tensor<double>(remainder(v[0], v[1]) - fmod(v[0], v[1])); },
                {Tensor<double>(x * 5.0), pos});
   gradcheck_ok("nan_to_num", [](const V& v) { return Tensor<double>(nan_to_num(v[0] * 2.0)); }, {x});

@@ -38,6 +38,7 @@ const std::map<std::string, Tol> kUnaryTol = {
     {"isinf", {0, 0}},     {"isfinite", {0, 0}},   {"nan_to_num", {0, 0}},  {"pow2", {0, 0}},
     {"pow3", {1, 1}},      {"pow_half", {0, 0}},   {"pow_m1", {0, 0}},      {"pow_1_7", {2, 2}},
     {"logical_not", {0, 0}}, {"clamp", {0, 0}},
+    {"sgn", {0, 0}},       {"signbit", {0, 0}},    {"deg2rad", {0, 0}},     {"rad2deg", {0, 0}},
 };
 
 template <class T>
@@ -94,6 +95,10 @@ std::function<Tensor<double>(const Tensor<T>&)> unary_op(const std::string& name
       {"pow_1_7", [](auto& x) { return cast<double>(pow(x, 1.7)); }},
       {"logical_not", [](auto& x) { return cast<double>(!x); }},
       {"clamp", [](auto& x) { return cast<double>(clamp(x, -1.5, 2.0)); }},
+      {"sgn", [](auto& x) { return cast<double>(sgn(x)); }},
+      {"signbit", [](auto& x) { return cast<double>(signbit(x)); }},
+      {"deg2rad", [](auto& x) { return cast<double>(deg2rad(x)); }},
+      {"rad2deg", [](auto& x) { return cast<double>(rad2deg(x)); }},
   };
   return table.at(name);
 }
@@ -123,6 +128,14 @@ std::function<Tensor<double>(const Tensor<T>&, const Tensor<T>&)> binary_op(cons
       {"logical_or", [](auto& a, auto& b) { return cast<double>(a || b); }},
       {"logical_xor", [](auto& a, auto& b) { return cast<double>(logical_xor(a, b)); }},
       {"lerp", [](auto& a, auto& b) { return cast<double>(lerp(a, b, 0.3)); }},
+      {"hypot", [](auto& a, auto& b) { return cast<double>(hypot(a, b)); }},
+      {"logaddexp", [](auto& a, auto& b) { return cast<double>(logaddexp(a, b)); }},
+      {"logaddexp2", [](auto& a, auto& b) { return cast<double>(logaddexp2(a, b)); }},
+      {"heaviside", [](auto& a, auto& b) { return cast<double>(heaviside(a, b)); }},
+      {"isclose", [](auto& a, auto& b) { return cast<double>(isclose(a, b, 1e-3, 1e-2)); }},
+      {"isclose_nan", [](auto& a, auto& b) { return cast<double>(isclose(a, b, 1e-5, 1e-8, true)); }},
+      {"addcmul", [](auto& a, auto& b) { return cast<double>(addcmul(a, a, b, 0.5)); }},
+      {"addcdiv", [](auto& a, auto& b) { return cast<double>(addcdiv(b, a, b, 2)); }},
   };
   return table.at(name);
 }
@@ -133,7 +146,12 @@ const std::map<std::string, Tol> kBinaryTol = {
     {"pow", {2, 2}},         {"maximum", {0, 0}}, {"minimum", {0, 0}}, {"eq", {0, 0}},
     {"ne", {0, 0}},          {"lt", {0, 0}},      {"le", {0, 0}},      {"gt", {0, 0}},
     {"ge", {0, 0}},          {"logical_and", {0, 0}}, {"logical_or", {0, 0}}, {"logical_xor", {0, 0}},
-    {"lerp", {1, 1}},
+    // logaddexp's formula, max + log1p(exp(-|a - b|)), as PyTorch's: where the
+    // result is near 0 the sum cancels, and each rounding of its terms counts
+    // several ulps of the result.
+    {"lerp", {1, 1}},        {"hypot", {1, 1}},   {"logaddexp", {9, 4}}, {"logaddexp2", {3, 2}},
+    {"heaviside", {0, 0}},   {"isclose", {0, 0}}, {"isclose_nan", {0, 0}}, {"addcmul", {0, 0}},
+    {"addcdiv", {0, 0}},
 };
 
 template <class T>
@@ -331,6 +349,50 @@ TEST_CASE("elementwise results on sizes that straddle SIMD widths, all tiers") {
     auto row = full({1}, 2.f);
     CHECK(equal(a * row.expand({n}), a * 2.f));
   }
+}
+
+TEST_CASE("PyTorch's composite elementwise functions on integer and bool tensors, with PyTorch's dtypes") {
+  // Expected values from torch 1.13 on the same inputs.
+  const auto i = tensor<int64_t>({-2, 0, 3});
+  const auto b = tensor<bool>({true, false});
+  CHECK(equal(sgn(i), sign(i)));
+  CHECK(equal(signbit(i), tensor<bool>({true, false, false})));
+  CHECK(equal(signbit(b), tensor<bool>({false, false})));
+  CHECK(equal(signbit(tensor<half>({half(-0.0f), half(1.0f)})), tensor<bool>({true, false})));
+  CHECK(equal(positive(i), i));
+  CHECK(positive(i).data_ptr() == i.data_ptr());  // torch.positive returns its input
+  // addcmul truncates a fractional value in an integer computation.
+  CHECK(equal(addcmul(i, i, i, 2.5), tensor<int64_t>({6, 0, 21})));
+  static_assert(std::is_same_v<decltype(addcmul(ones<float>({1}), i, i))::value_type, float>);
+  CHECK(equal(addcmul(full<float>({1}, 1.f), tensor<int64_t>({2}), tensor<int64_t>({3}), 0.5), tensor<float>({4.f})));
+  test::check_close(addcdiv(tensor<int64_t>({1}), tensor<float>({2.f}), tensor<int64_t>({3})), tensor<double>({5.0 / 3}),
+                    1e-7, 0, "addcdiv of an int input");
+  // Angles of integers and bools are float.
+  test::check_close(deg2rad(i), tensor<double>({-0.03490658503988659, 0, 0.05235987755982988}), 1e-7, 0, "deg2rad");
+  test::check_close(deg2rad(b), tensor<double>({0.017453292519943295, 0}), 1e-7, 0, "deg2rad of bool");
+  CHECK(equal(heaviside(i, i), tensor<int64_t>({0, 0, 1})));
+  CHECK(equal(heaviside(b, b), tensor<bool>({true, false})));
+  // float_power computes in double.
+  static_assert(std::is_same_v<decltype(float_power(i, 2))::value_type, double>);
+  CHECK(equal(float_power(i, 2), tensor<double>({4, 0, 9})));
+  CHECK(equal(float_power(tensor<float>({2.f}), tensor<int64_t>({-1})), tensor<double>({0.5})));
+  // isclose of integers compares the distance in float32: 2^62 and 2^62 + 100
+  // are one float, so close within atol 50; with no tolerance, exact equality.
+  const auto big = tensor<int64_t>({int64_t(1) << 62, 16777217, -20});
+  const auto other = tensor<int64_t>({(int64_t(1) << 62) + 100, 16777216, -22});
+  CHECK(equal(isclose(big, other, 0.05, 50), tensor<bool>({true, true, true})));
+  CHECK(equal(isclose(big, other, 0.05, 0.5), tensor<bool>({true, true, false})));
+  CHECK(equal(isclose(big, other, 0, 0), tensor<bool>({false, false, false})));
+  CHECK(equal(isclose(b, ~b), tensor<bool>({false, false})));
+  CHECK(equal(isclose(b, ~b, 0, 1), tensor<bool>({true, true})));
+  CHECK(test::error_of([&] { (void)isclose(i, i, -1); }) == "rtol must be greater than or equal to zero, but got -1");
+  CHECK(test::error_of([&] { (void)isclose(i, i, 0, -1); }) == "atol must be greater than or equal to zero, but got -1");
+  // Infinities: the same infinity is close to itself, never to a finite value.
+  const auto inf = std::numeric_limits<float>::infinity();
+  CHECK(equal(isclose(tensor<float>({inf, 1e30f, 1.f}), tensor<float>({inf, inf, 1.f + 1e-6f})),
+              tensor<bool>({true, false, true})));
+  CHECK(equal(logaddexp(tensor<float>({inf, -inf, 1.f}), tensor<float>({inf, -inf, inf})), tensor<float>({inf, -inf, inf})));
+  static_assert(std::is_same_v<decltype(logaddexp(ones<float>({1}), ones<double>({1})))::value_type, double>);
 }
 
 TEST_CASE("where, clamp with tensor bounds, lerp, cast") {

@@ -53,6 +53,7 @@ UNARY_FLOAT = {
     "pow_half": lambda x: torch.pow(x, 0.5), "pow_m1": lambda x: torch.pow(x, -1),
     "pow_1_7": lambda x: torch.pow(x, 1.7), "logical_not": torch.logical_not,
     "clamp": lambda x: torch.clamp(x, -1.5, 2.0),
+    "sgn": torch.sgn, "signbit": torch.signbit, "deg2rad": torch.deg2rad, "rad2deg": torch.rad2deg,
 }
 
 BINARY_FLOAT = {
@@ -62,6 +63,10 @@ BINARY_FLOAT = {
     "le": torch.le, "gt": torch.gt, "ge": torch.ge, "logical_and": torch.logical_and,
     "logical_or": torch.logical_or, "logical_xor": torch.logical_xor,
     "lerp": lambda a, b: torch.lerp(a, b, torch.full_like(a, 0.3)),
+    "hypot": torch.hypot, "logaddexp": torch.logaddexp, "logaddexp2": torch.logaddexp2,
+    "heaviside": torch.heaviside, "isclose": lambda a, b: torch.isclose(a, b, rtol=1e-3, atol=1e-2),
+    "isclose_nan": lambda a, b: torch.isclose(a, b, equal_nan=True),
+    "addcmul": lambda a, b: torch.addcmul(a, a, b, value=0.5), "addcdiv": lambda a, b: torch.addcdiv(b, a, b, value=2),
 }
 
 
@@ -105,6 +110,9 @@ EXACT_BINARY = {
     "floor_divide": lambda a, b: mpmath.mpf(float(a) // float(b)),
     "pow": lambda a, b: mpmath.power(a, b) if a >= 0 or b == int(b) else mpmath.nan,
     "atan2": mpmath.atan2,
+    "hypot": lambda a, b: mpmath.sqrt(a * a + b * b),
+    "logaddexp": lambda a, b: mpmath.log(mpmath.exp(a) + mpmath.exp(b)),
+    "logaddexp2": lambda a, b: mpmath.log(mpmath.power(2, a) + mpmath.power(2, b), 2),
 }
 
 
@@ -688,6 +696,11 @@ def autograd_ops():
     run("cumprod", [given(zeros)], lambda x: torch.cumprod(x, 1))  # no zero, one, two per line
     run("cumprod_dim0", [given(zeros)], lambda x: torch.cumprod(x * 1.5, 0))
     run("masked_select", [leaf(3, 4)], lambda x: torch.masked_select(x, torch.tensor([True, False, True, True])))
+    run("logaddexp", [given([0.5, 1.0, -2.0, 3.0, inf, -inf]), given([0.5, 3.0, 4.0, -30.0, 1.0, 2.0])],
+        lambda a, b: torch.logaddexp(a, b) + torch.logaddexp2(a * 0.5, b))
+    run("hypot", [given([3.0, 0.0, -1e-3, 2.0]), given([4.0, 1.0, 5.0, -2.0])], torch.hypot)
+    run("addcmul_addcdiv", [leaf(3, 4), leaf(4), leaf(3, 1)],
+        lambda t, a, b: torch.addcmul(t, a, b, value=0.5) + torch.addcdiv(t, a, b.exp(), value=-2))
 
 
 def autograd_inplace_views():

@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "../math.hpp"
+#include "../math_composite.hpp"
 
 namespace tsr::autograd {
 
@@ -233,6 +233,11 @@ struct Derivative<ops::Atan2> {  // d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b
   template <class G, class E> static auto grad_a(const G& g, const E& e) { return g * e.b / (e.a * e.a + e.b * e.b); }
   template <class G, class E> static auto grad_b(const G& g, const E& e) { return -g * e.a / (e.a * e.a + e.b * e.b); }
 };
+template <>
+struct Derivative<ops::Hypot> {  // d/da = a / hypot(a, b), d/db = b / hypot(a, b)
+  template <class G, class E> static auto grad_a(const G& g, const E& e) { return g * e.a / hypot(e.a, e.b); }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return g * e.b / hypot(e.a, e.b); }
+};
 // pow with a tensor exponent: 0 where the exponent is 0 (for the base), and
 // where the base is 0 and the exponent >= 0 (for the exponent), as PyTorch.
 template <>
@@ -259,6 +264,12 @@ struct Derivative<ops::Lerp> {  // a + w (b - a)
   template <class G, class E> static auto grad_a(const G& g, const E& e) { return g * (1 - e.c); }
   template <class G, class E> static auto grad_b(const G& g, const E& e) { return g * e.c; }
   template <class G, class E> static auto grad_c(const G& g, const E& e) { return g * (e.b - e.a); }
+};
+template <>
+struct Derivative<ops::Addcmul> {  // input + value t1 t2
+  template <class G, class E> static auto grad_a(const G& g, const E&) { return g; }
+  template <class G, class E> static auto grad_b(const G& g, const E& e) { return g * e.op.value * e.c; }
+  template <class G, class E> static auto grad_c(const G& g, const E& e) { return g * e.op.value * e.b; }
 };
 template <>
 struct Derivative<ops::Remainder> {  // a - b floor(a / b)
