@@ -320,6 +320,26 @@ auto amin(const E& e, const Shape& dims, bool keepdim = false) {
   detail::record_op<autograd::tag::Extremum>(out, e, dims, "AminBackward0", false);
   return out;
 }
+// The smallest and largest elements, over all or along dim: {min, max}.
+// Their gradients are amin's and amax's (PyTorch 1.13 has none).
+template <Expression E>
+auto aminmax(const E& e) {
+  using T = typename E::value_type;
+  detail::check(e.numel() > 0,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  const Tensor<T> x(e);
+  return std::make_tuple(amin(x), amax(x));
+}
+template <Expression E>
+auto aminmax(const E& e, int64_t dim, bool keepdim = false) {
+  using T = typename E::value_type;
+  const Tensor<T> x(e);
+  dim = detail::wrap_dim(dim, x.dim());
+  detail::check(x.dim() == 0 || x.size(dim) > 0,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  const Shape dims = x.dim() == 0 ? Shape{} : Shape{dim};
+  return std::make_tuple(amin(x, dims, keepdim), amax(x, dims, keepdim));
+}
 // all / any: true where every / some element is nonzero; bool results.
 template <Expression E>
 auto all(const E& e, const Shape& dims = {}, bool keepdim = false) {

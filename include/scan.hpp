@@ -1,8 +1,10 @@
-// Inclusive scans along a dim: cumsum and cumprod. Integer and bool inputs
-// give int64 (PyTorch's rule); floats accumulate in double, as PyTorch's CPU
-// kernels do, so long scans do not drift.
+// Inclusive scans along a dim: cumsum and cumprod, cummax and cummin.
+// cumsum and cumprod of integer and bool inputs give int64 (PyTorch's rule);
+// floats accumulate in double, as PyTorch's CPU kernels do, so long scans do
+// not drift.
 #pragma once
 #include <memory>
+#include <tuple>
 
 #include "reduce_dims.hpp"
 #include "shape_ops.hpp"
@@ -63,7 +65,71 @@ Tensor<Out> scan(const Tensor<T>& input, int64_t dim, Acc init, Op op) {
   return out;
 }
 
+// Whether v takes over from the running extremum b: a later equal element
+// does (PyTorch's >=), and NaN, once met, stays, at the latest NaN.
+template <bool Max, class A>
+bool takes_over(A v, A b) {
+  if constexpr (is_floating_v<A>) {
+    if (v != v) return true;
+    if (b != b) return false;
+  }
+  return Max ? v >= b : v <= b;
+}
+
+// cummax (Max) or cummin along dim: the running extremum and the position
+// it was reached at.
+template <bool Max, class T>
+std::tuple<Tensor<T>, Tensor<int64_t>> cumulative_extremum(const Tensor<T>& input, int64_t dim) {
+  const Tensor<T> x = input.device().is_cpu() ? input.contiguous() : input.copy_to(kCPU).contiguous();
+  auto values = Tensor<T>::allocate(x.sizes());
+  auto indices = Tensor<int64_t>::allocate(x.sizes());
+  const DimSplit s = split_at(x.sizes(), dim);
+  const T* src = x.data_ptr();
+  T* vout = values.data_ptr();
+  int64_t* iout = indices.data_ptr();
+  using A = acc_t<T>;
+  run_units(s.outer, x.numel(), [&](int64_t ob, int64_t oe) {
+    std::unique_ptr<A[]> best(new A[static_cast<std::size_t>(s.inner)]);
+    std::unique_ptr<int64_t[]> at(new int64_t[static_cast<std::size_t>(s.inner)]);
+    for (int64_t o = ob; o < oe; ++o)
+      for (int64_t i = 0; i < s.len; ++i) {
+        const int64_t base = (o * s.len + i) * s.inner;
+        for (int64_t j = 0; j < s.inner; ++j) {
+          const auto jj = static_cast<std::size_t>(j);
+          const A v = convert<A>(src[base + j]);
+          if (i == 0 || takes_over<Max>(v, best[jj])) best[jj] = v, at[jj] = i;
+          vout[base + j] = src[(o * s.len + at[jj]) * s.inner + j];
+          iout[base + j] = at[jj];
+        }
+      }
+  });
+  if (input.device().is_cpu()) return {std::move(values), std::move(indices)};
+  return {values.copy_to(input.device()), indices.copy_to(input.device())};
+}
+
+template <bool Max, Expression E>
+auto cumulative_extremum_recorded(const E& e, int64_t dim) {
+  using T = typename E::value_type;
+  const Tensor<T> x(e);
+  dim = wrap_dim(dim, x.dim());
+  auto r = cumulative_extremum<Max>(x, dim);
+  record_op<autograd::tag::Gather>(std::get<0>(r), x, dim, std::get<1>(r), Max ? "CummaxBackward0" : "CumminBackward0");
+  return r;
+}
+
 }  // namespace detail
+
+// The running maximum along dim and where it was reached: auto [v, i] =
+// cummax(x, 1); equal elements move the position on, NaN stays.
+template <Expression E>
+auto cummax(const E& e, int64_t dim) {
+  return detail::cumulative_extremum_recorded<true>(e, dim);
+}
+// The running minimum along dim and where it was reached.
+template <Expression E>
+auto cummin(const E& e, int64_t dim) {
+  return detail::cumulative_extremum_recorded<false>(e, dim);
+}
 
 template <Expression E>
 auto cumsum(const E& e, int64_t dim) {

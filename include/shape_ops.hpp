@@ -1,7 +1,9 @@
 // Shape operations that rearrange whole tensors: cat, stack, split, chunk,
-// flip, roll, repeat, tile, tril, triu and diagonal.
+// unbind, flip, roll, repeat, tile, movedim, tril, triu, diagonal, diag,
+// trace and diff.
 //
-// Where a result is a view (split, chunk, diagonal) it shares storage as in
+// Where a result is a view (split, chunk, unbind, movedim, diagonal) it
+// shares storage as in
 // PyTorch; everything else writes a new contiguous tensor, through the
 // evaluation engine wherever the copy is a strided view (cat, stack, repeat)
 // and through take_along (below) where it permutes one dim (flip, roll).
@@ -11,6 +13,8 @@
 #include <vector>
 
 #include "detail/assign.hpp"
+#include "factories.hpp"
+#include "reduce.hpp"
 #include "views.hpp"
 
 namespace tsr {
@@ -361,6 +365,125 @@ Tensor<T> diagonal(const Tensor<T>& x, int64_t offset = 0, int64_t dim1 = 0, int
     if (d != d1 && d != d2) sizes.push_back(x.size(d)), strides.push_back(x.stride(d));
   sizes.push_back(len), strides.push_back(x.stride(d1) + x.stride(d2));
   return x.as_strided(sizes, strides, start);
+}
+
+// The slices along dim, as views (torch.unbind).
+template <class T>
+std::vector<Tensor<T>> unbind(const Tensor<T>& x, int64_t dim = 0) {
+  detail::check<IndexError>(x.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
+  dim = detail::wrap_dim(dim, x.dim());
+  std::vector<Tensor<T>> out;
+  out.reserve(static_cast<std::size_t>(x.size(dim)));
+  for (int64_t i = 0; i < x.size(dim); ++i) out.push_back(x.select(dim, i));
+  return out;
+}
+
+// A view with the dims `source` moved to the positions `destination`, the
+// other dims keeping their order (torch.movedim, numpy.moveaxis).
+template <class T>
+Tensor<T> movedim(const Tensor<T>& x, const Shape& source, const Shape& destination) {
+  detail::check(source.size() == destination.size(), "movedim: Invalid source or destination dims: source (", source,
+                " dims) should contain the same number of dims as destination (", destination, " dims)");
+  const int64_t n = x.dim();
+  std::vector<int64_t> src, dst;
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    src.push_back(detail::wrap_dim(source[i], n));
+    dst.push_back(detail::wrap_dim(destination[i], n));
+  }
+  auto repeated = [](std::vector<int64_t> dims) {
+    std::sort(dims.begin(), dims.end());
+    return std::adjacent_find(dims.begin(), dims.end()) != dims.end();
+  };
+  detail::check(!repeated(src), "movedim: repeated dim in `source` (", source, ")");
+  detail::check(!repeated(dst), "movedim: repeated dim in `destination` (", destination, ")");
+  if (n == 0) return x.view(x.sizes());
+  // order[d] is the input dim that lands at d: the moved dims where they
+  // go, the others in their order in the free positions.
+  Shape order(static_cast<std::size_t>(n), -1);
+  std::vector<bool> moved(static_cast<std::size_t>(n), false);
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    order[static_cast<std::size_t>(dst[i])] = src[i];
+    moved[static_cast<std::size_t>(src[i])] = true;
+  }
+  int64_t next = 0;
+  for (auto& d : order) {
+    if (d >= 0) continue;
+    while (moved[static_cast<std::size_t>(next)]) ++next;
+    d = next++;
+  }
+  return x.permute(order);
+}
+template <class T>
+Tensor<T> movedim(const Tensor<T>& x, int64_t source, int64_t destination) {
+  return movedim(x, Shape{source}, Shape{destination});
+}
+// numpy's names for movedim and transpose.
+template <class T>
+Tensor<T> moveaxis(const Tensor<T>& x, const Shape& source, const Shape& destination) {
+  return movedim(x, source, destination);
+}
+template <class T>
+Tensor<T> moveaxis(const Tensor<T>& x, int64_t source, int64_t destination) {
+  return movedim(x, source, destination);
+}
+template <class T>
+Tensor<T> swapaxes(const Tensor<T>& x, int64_t axis0, int64_t axis1) {
+  return x.transpose(axis0, axis1);
+}
+template <class T>
+Tensor<T> swapdims(const Tensor<T>& x, int64_t dim0, int64_t dim1) {
+  return x.transpose(dim0, dim1);
+}
+
+// The sum of a matrix's main diagonal (integers sum to int64, as sum does).
+template <class T>
+auto trace(const Tensor<T>& x) {
+  static_assert(!std::is_same_v<T, bool>, "\"trace\" not implemented for 'Bool'");
+  detail::check(x.dim() == 2, "trace: expected a matrix, but got tensor with dim ", x.dim());
+  return sum(diagonal(x));
+}
+
+// torch.diag: of a vector, the square matrix with it on the k-th diagonal;
+// of a matrix, its k-th diagonal as a new vector.
+template <class T>
+Tensor<T> diag(const Tensor<T>& x, int64_t k = 0) {
+  detail::check(x.dim() == 1 || x.dim() == 2, "matrix or a vector expected");
+  if (x.dim() == 2) return diagonal(x, k).clone();
+  const int64_t n = x.size(0) + (k < 0 ? -k : k);
+  Tensor<T> out = zeros<T>({n, n}, x.device());
+  diagonal(out, k).copy_(x);
+  return out;
+}
+
+// The n-th forward difference along dim (torch.diff), of x with `prepend`
+// and `append` (undefined: none) joined before and after it along dim; for
+// bool tensors a difference is "not equal", as in PyTorch.
+template <class T>
+Tensor<T> diff(const Tensor<T>& x, int64_t n = 1, int64_t dim = -1, const Tensor<T>& prepend = {},
+               const Tensor<T>& append = {}) {
+  detail::check(x.dim() >= 1, "diff expects input to be at least one-dimensional");
+  dim = detail::wrap_dim(dim, x.dim());
+  std::vector<Tensor<T>> parts;
+  for (const Tensor<T>* side : {&prepend, &x, &append}) {
+    if (!side->defined()) continue;
+    if (side != &x) {
+      detail::check(side->dim() == x.dim(), "diff expects prepend or append to be the same dimension as input");
+      for (int64_t d = 0; d < x.dim(); ++d)
+        detail::check(d == dim || side->size(d) == x.size(d),
+                      "diff expects the shape of tensor to prepend or append to match that of input except along "
+                      "the differencing dimension; input.size(", d, ") = ", x.size(d), ", but got tensor.size(", d,
+                      ") = ", side->size(d));
+    }
+    parts.push_back(*side);
+  }
+  Tensor<T> out = parts.size() == 1 ? x : cat(parts, dim);
+  for (int64_t i = 0; i < n && out.size(dim) > 0; ++i) {
+    const int64_t len = out.size(dim) - 1;
+    const Tensor<T> later = out.narrow(dim, 1, len), earlier = out.narrow(dim, 0, len);
+    if constexpr (std::is_same_v<T, bool>) out = later != earlier;
+    else out = later - earlier;
+  }
+  return out;
 }
 
 }  // namespace tsr

@@ -67,6 +67,30 @@ auto std(const E& e) {
   return tsr::std(e, Shape{});
 }
 
+// The variance (standard deviation) and the mean together: {var, mean}.
+template <Expression E>
+auto var_mean(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "var_mean only support floating point and complex dtypes");
+  const Tensor<T> x(e);
+  return std::make_tuple(var(x, dims, correction, keepdim), mean(x, dims, keepdim));
+}
+template <Expression E>
+auto std_mean(const E& e, const Shape& dims, int64_t correction = 1, bool keepdim = false) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "std_mean only support floating point and complex dtypes");
+  const Tensor<T> x(e);
+  return std::make_tuple(tsr::std(x, dims, correction, keepdim), mean(x, dims, keepdim));
+}
+template <Expression E>
+auto var_mean(const E& e) {
+  return var_mean(e, Shape{});
+}
+template <Expression E>
+auto std_mean(const E& e) {
+  return std_mean(e, Shape{});
+}
+
 namespace detail {
 template <class T, Expression E>
 Tensor<T> norm_impl(const E& e, double p, const Shape& dims, bool keepdim) {

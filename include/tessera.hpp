@@ -39,6 +39,7 @@
 #include "shape_ops.hpp"
 #include "indexing.hpp"
 #include "sort.hpp"
+#include "order_statistics.hpp"
 #include "autograd/tensor_autograd.hpp"
 #include "autograd/reduction_rules.hpp"
 #include "autograd/linalg_rules.hpp"

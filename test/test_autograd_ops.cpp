@@ -266,6 +266,56 @@ TEST_CASE("the remaining elementwise rules match PyTorch at their edges") {
   }, tight);
 }
 
+TEST_CASE("shape functions and order statistics: gradients match PyTorch") {
+  golden_case("movedim", 1, [](const Fs& x) { return Tensor<float>(movedim(x[0], {0, 2}, {1, 0}) * 1.f); });
+  golden_case("trace", 1, [](const Fs& x) { return trace(x[0]).reshape({1}); });
+  golden_case("diag_vec", 1, [](const Fs& x) { return diag(x[0], -1); });
+  golden_case("diag_mat", 1, [](const Fs& x) { return diag(x[0], 1); });
+  golden_case("diff", 2, [](const Fs& x) { return diff(x[0], 2, 1, x[1]); });
+  golden_case("kthvalue", 1, [](const Fs& x) { return std::get<0>(kthvalue(x[0], 2, 1)); });
+  golden_case("median_dim", 1, [](const Fs& x) { return std::get<0>(median(x[0], 0, true)); });
+  golden_case("median_all_ties", 1, [](const Fs& x) { return median(x[0]).reshape({1}); });
+  golden_case("nanmedian", 1, [](const Fs& x) { return std::get<0>(nanmedian(x[0], 1)); });
+  golden_case("nanmedian_all", 1, [](const Fs& x) { return nanmedian(x[0]).reshape({1}); });
+  golden_case("cummax", 1, [](const Fs& x) { return std::get<0>(cummax(x[0], 1)); });
+  golden_case("cummin", 1, [](const Fs& x) { return std::get<0>(cummin(x[0], 0)); });
+  auto x = randn<float>({3, 4}).requires_grad_();
+  CHECK(std::get<0>(kthvalue(x, 2)).grad_fn_name() == "KthvalueBackward0");
+  CHECK(median(x).grad_fn_name() == "MedianBackward0");
+  CHECK(std::get<0>(median(x, 1)).grad_fn_name() == "MedianBackward1");
+  CHECK(nanmedian(x).grad_fn_name() == "NanmedianBackward0");
+  CHECK(std::get<0>(nanmedian(x, 0)).grad_fn_name() == "NanmedianBackward1");
+  CHECK(std::get<0>(cummax(x, 1)).grad_fn_name() == "CummaxBackward0");
+  CHECK(std::get<0>(cummin(x, 1)).grad_fn_name() == "CumminBackward0");
+  CHECK(!std::get<1>(cummax(x, 1)).requires_grad());
+  CHECK(!std::get<1>(median(x, 1)).requires_grad());
+}
+
+TEST_CASE("gradcheck: shape functions and order statistics") {
+  manual_seed(9);
+  const Tensor<double> x = randn<double>({3, 4});
+  gradcheck_ok("movedim, swapaxes", [](const V& v) { return Tensor<double>(movedim(v[0], 0, 1) * swapaxes(v[0], 1, 0)); },
+               {x});
+  gradcheck_ok("trace, diag", [](const V& v) { return Tensor<double>(trace(v[0].narrow(1, 0, 3)) * diag(v[1], 1)); },
+               {x, randn<double>({3})});
+  gradcheck_ok("diff with prepend and append", [](const V& v) { return diff(v[0], 2, 0, v[1], v[0].narrow(0, 0, 1)); },
+               {x, randn<double>({2, 4})});
+  gradcheck_ok("kthvalue, median, nanmedian over a dim", [](const V& v) {
+    return Tensor<double>(std::get<0>(kthvalue(v[0], 3, 1)) + std::get<0>(median(v[0], 1)) +
+                          std::get<0>(nanmedian(v[0].t(), 0)));
+  }, {x});
+  gradcheck_ok("median of all", [](const V& v) { return median(v[0]); }, {x});
+  gradcheck_ok("cummax, cummin", [](const V& v) {
+    return Tensor<double>(std::get<0>(cummax(v[0], 1)) * std::get<0>(cummin(v[0], 0)));
+  }, {x});
+  gradcheck_ok("aminmax, var_mean, std_mean", [](const V& v) {
+    const auto [lo, hi] = aminmax(v[0], 1);
+    const auto [var0, mean0] = var_mean(v[0], {0});
+    const auto [std1, mean1] = std_mean(v[0], {1}, 0, true);
+    return Tensor<double>(sum(lo * hi) + sum(var0 * mean0) + sum(std1 * mean1));
+  }, {x});
+}
+
 TEST_CASE("gradcheck: the remaining elementwise rules") {
   manual_seed(8);
   const Tensor<double> x = randn<double>({3, 4});

@@ -9,6 +9,7 @@
 
 using namespace tsr;
 using test::check_close;
+using test::error_of;
 
 namespace {
 
@@ -227,4 +228,47 @@ TEST_CASE("column and row sums are accurate and bitwise identical for 1 and 2 th
   CHECK(equal(s1, s2));
   // The fused input gives the same result as its materialization.
   CHECK(equal(sum(expr, {0}), sum(Tensor<float>(expr), {0})));
+}
+
+TEST_CASE("aminmax, var_mean, std_mean, cummax and cummin") {
+  const auto r = test::golden<float>("sm_r");
+  const auto sp = test::golden<float>("sm_special");
+  const auto ints = test::golden<int64_t>("sm_ints");
+  auto pair = [](const auto& got, const std::string& name, const std::string& first, const std::string& second,
+                 double tol) {
+    check_close(std::get<0>(got), test::golden("sm_" + name + first), tol, tol, name + first);
+    check_close(std::get<1>(got), test::golden("sm_" + name + second), tol, tol, name + second);
+  };
+  pair(aminmax(sp.narrow(0, 0, 3)), "aminmax_all", "_min", "_max", 0);
+  pair(aminmax(sp, 1), "aminmax_d1", "_min", "_max", 0);
+  pair(aminmax(r.transpose(0, 1), 0, true), "aminmax_t_keep", "_min", "_max", 0);
+  pair(aminmax(ints, 0), "aminmax_int", "_min", "_max", 0);
+  const auto [bmin, bmax] = aminmax(tensor<bool>({true, false}));
+  CHECK((!bmin.item() && bmax.item()));
+  CHECK(error_of([] { aminmax(zeros<float>({0})); }) ==
+        "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  CHECK(error_of([] { aminmax(zeros<float>({3, 0}), 1); }) ==
+        "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  CHECK(std::get<1>(aminmax(zeros<float>({0, 3}), 1)).sizes() == Shape{0});
+
+  pair(var_mean(r, {0, 2}), "var_mean", "_0", "_1", 1e-6);
+  pair(var_mean(r), "var_mean_all", "_0", "_1", 1e-6);
+  pair(std_mean(r, {1}, 0, true), "std_mean_keep", "_0", "_1", 1e-6);
+  pair(std_mean(r), "std_mean_all", "_0", "_1", 1e-6);
+
+  const auto seq = test::golden<float>("sm_seq");
+  for (bool is_max : {true, false}) {
+    const std::string fn = is_max ? "cummax" : "cummin";
+    auto scan = [&](const auto& x, int64_t dim) { return is_max ? cummax(x, dim) : cummin(x, dim); };
+    pair(scan(seq, 1), fn + "_seq", "", "i", 0);
+    pair(scan(seq, 0), fn + "_seq0", "", "i", 0);
+    pair(scan(r.transpose(0, 2), 1), fn + "_r_t", "", "i", 0);
+    pair(scan(ints, 1), fn + "_ints", "", "i", 0);
+  }
+  const auto [sv, si] = cummax(full<float>({}, 3.f), 0);
+  CHECK((sv.item() == 3.f && si.item() == 0));
+  CHECK(std::get<1>(cummin(zeros<float>({0}), 0)).sizes() == Shape{0});
+  const auto [bv, bi] = cummax(tensor<bool>({true, false}), 0);  // PyTorch: [True, True], [0, 0]
+  CHECK(bi.to_vector() == std::vector<int64_t>{0, 0});
+  CHECK(bv.to_vector() == std::vector<bool>{true, true});
 }

@@ -268,3 +268,112 @@ TEST_CASE("inputs sliced with a step") {
   check_close(gather(xs, 2, gi), test::golden("so_step_gather"), 0, 0, "gather");
   check_close(repeat(xs, {1, 2, 1}), test::golden("so_step_repeat"), 0, 0, "repeat");
 }
+
+TEST_CASE("movedim, unbind, trace, diag and diff") {
+  const auto x3 = test::golden<float>("sm_x");
+  const auto x3t = x3.transpose(0, 2);
+  const auto moved = movedim(x3, 0, -1);
+  CHECK(moved.is_alias_of(x3));
+  check_close(moved, test::golden("sm_movedim"), 0, 0, "movedim");
+  check_close(movedim(x3t, {0, 1}, {2, 0}), test::golden("sm_movedim_t"), 0, 0, "movedim of several dims");
+  check_close(moveaxis(x3, -1, 0), test::golden("sm_moveaxis"), 0, 0, "moveaxis");
+  CHECK(equal(swapaxes(x3, 0, 2), x3t));
+  CHECK(equal(swapdims(x3, -1, 0), x3t));
+  CHECK(error_of([&] { movedim(x3, {0, 0}, {1, 2}); }) == "movedim: repeated dim in `source` ([0, 0])");
+  CHECK(error_of([&] { movedim(x3, {0, 1}, {1, -2}); }) == "movedim: repeated dim in `destination` ([1, -2])");
+  CHECK(error_of([&] { movedim(x3, {0, 1}, {1}); }) ==
+        "movedim: Invalid source or destination dims: source ([0, 1] dims) should contain the same number of dims as "
+        "destination ([1] dims)");
+  CHECK(raises_index_error([&] { movedim(x3, 0, 3); }));
+
+  const auto pieces = unbind(x3t, 1);
+  REQUIRE(pieces.size() == 4);
+  check_close(pieces[2], test::golden("sm_unbind"), 0, 0, "unbind");
+  CHECK(pieces[2].is_alias_of(x3));
+  CHECK(error_of([] { unbind(full<float>({}, 1.f)); }) == "Dimension specified as 0 but tensor has no dimensions");
+
+  const auto m = test::golden<float>("sm_m");
+  check_close(trace(m), test::golden("sm_trace"), 1e-6, 1e-6, "trace of a wide matrix");
+  check_close(trace(x3t.select(0, 1)), test::golden("sm_trace_t"), 1e-6, 1e-6, "trace of a strided matrix");
+  const auto tr = trace(test::golden<int64_t>("sm_mi"));
+  static_assert(std::is_same_v<decltype(tr)::value_type, int64_t>);
+  check_close(tr, test::golden("sm_trace_int"), 0, 0, "trace of an integer matrix");
+  CHECK(error_of([&] { trace(x3); }) == "trace: expected a matrix, but got tensor with dim 3");
+
+  const auto v = test::golden<float>("sm_v");
+  for (int k : {0, 2, -1}) check_close(diag(v, k), test::golden("sm_diag_v" + std::to_string(k)), 0, 0, "diag of a vector");
+  for (int k : {0, 1, -2, 5}) check_close(diag(m, k), test::golden("sm_diag_m" + std::to_string(k)), 0, 0, "diag of a matrix");
+  CHECK(diag(m, 9).sizes() == Shape{0});  // (PyTorch 1.13 fails here with an overflow)
+  check_close(diag(x3t.select(1, 1).select(1, 0), -1), test::golden("sm_diag_t"), 0, 0, "diag of a strided vector");
+  const auto dm = diag(x3t.select(1, 1), 1);
+  check_close(dm, test::golden("sm_diag_mt"), 0, 0, "diag of a strided matrix");
+  CHECK(!dm.is_alias_of(x3));  // a new tensor, as in PyTorch
+  CHECK(error_of([&] { diag(x3); }) == "matrix or a vector expected");
+
+  check_close(diff(x3), test::golden("sm_diff"), 0, 0, "diff");
+  check_close(diff(x3t, 2, 0), test::golden("sm_diff_t2"), 1e-6, 1e-6, "second difference of a transposed x");
+  check_close(diff(m, 1, 0, m.narrow(0, 0, 2), ones<float>({1, 5})), test::golden("sm_diff_pa"), 0, 0,
+              "diff with prepend and append");
+  check_close(diff(test::golden<int64_t>("sm_mi"), 1, 1), test::golden("sm_diff_int"), 0, 0, "diff of integers");
+  check_close(diff(test::golden<bool>("sm_bools")), test::golden("sm_diff_bool"), 0, 0, "diff of bools is xor");
+  check_close(diff(v, 5), test::golden("sm_diff_long"), 0, 0, "more differences than elements");
+  CHECK(equal(diff(v, 0), v));
+  CHECK(error_of([] { diff(full<float>({}, 1.f)); }) == "diff expects input to be at least one-dimensional");
+  CHECK(error_of([&] { diff(m, 1, -1, ones<float>({5})); }) ==
+        "diff expects prepend or append to be the same dimension as input");
+  CHECK(error_of([&] { diff(m, 1, -1, Tensor<float>(), ones<float>({3, 1})); }) ==
+        "diff expects the shape of tensor to prepend or append to match that of input except along the "
+        "differencing dimension; input.size(0) = 4, but got tensor.size(0) = 3");
+}
+
+TEST_CASE("kthvalue, median and nanmedian") {
+  const auto r = test::golden<float>("sm_r");
+  auto same = [](const auto& got, const std::string& name) {
+    check_close(std::get<0>(got), test::golden("sm_" + name), 0, 0, name);
+    check_close(std::get<1>(got), test::golden("sm_" + name + "i"), 0, 0, name + " indices");
+  };
+  same(kthvalue(r, 3, 1), "kth3_1");
+  same(kthvalue(r, 1, -1, true), "kth1_last_keep");
+  same(kthvalue(r.transpose(0, 2), 5, 0), "kth5_t");
+  same(median(r, 0), "median0");
+  same(median(r.transpose(1, 2), 2, true), "median_t_keep");
+  same(nanmedian(r, 1), "nanmedian1");
+  check_close(median(r), test::golden("sm_median_all"), 0, 0, "median of all");
+  check_close(median(r.narrow(2, 0, 4)), test::golden("sm_median_even"), 0, 0, "the lower middle of an even count");
+  check_close(nanmedian(r), test::golden("sm_median_all"), 0, 0, "nanmedian without NaN is median");
+
+  // Ties, infinities and NaN. Where equal elements tie (two 4s in row 2 for
+  // the 4th smallest; four NaNs in row 3 for nanmedian), PyTorch's position
+  // comes from its selection algorithm; tessera's is the stable sort's.
+  const auto sp = test::golden<float>("sm_special");
+  same(median(sp, 1), "median_sp");
+  const auto [nv, ni] = nanmedian(sp, 1);
+  check_close(nv, test::golden("sm_nanmedian_sp"), 0, 0, "nanmedian with NaN");
+  check_close(ni.narrow(0, 0, 3), test::golden("sm_nanmedian_spi").narrow(0, 0, 3), 0, 0, "nanmedian indices");
+  CHECK(ni.to_vector() == std::vector<int64_t>{2, 1, 3, 0, 1});
+  const auto [kv, ki] = kthvalue(sp, 4, 1);
+  check_close(kv, test::golden("sm_kth4_sp"), 0, 0, "4th smallest: NaN is largest");
+  CHECK(ki.to_vector() == std::vector<int64_t>{0, 3, 2, 3, 2});  // PyTorch: 0, 3, 0, 3, 2
+  check_close(median(sp), test::golden("sm_median_sp_all"), 0, 0, "median of all with NaN");
+  check_close(nanmedian(sp), test::golden("sm_nanmedian_sp_all"), 0, 0, "nanmedian of all with NaN");
+  check_close(nanmedian(sp.narrow(0, 0, 3)), test::golden("sm_nanmedian_sp_first"), 0, 0, "nanmedian of rows 0-2");
+
+  const auto ints = test::golden<int64_t>("sm_ints");
+  check_close(std::get<0>(median(ints, 1)), test::golden("sm_median_int"), 0, 0, "median of integers");
+  check_close(median(ints), test::golden("sm_median_int_all"), 0, 0, "median of all integers");
+  check_close(std::get<0>(kthvalue(ints, 2, 0)), test::golden("sm_kth_int"), 0, 0, "kthvalue of integers");
+
+  // 0-d and empty inputs, and PyTorch's errors.
+  const auto s = full<float>({}, 2.f);
+  CHECK(std::get<0>(kthvalue(s, 1)).item() == 2.f);
+  CHECK(std::get<1>(median(s, 0)).item() == 0);
+  CHECK(std::isnan(median(zeros<float>({0})).item()));
+  CHECK(std::get<0>(median(zeros<float>({0, 3}), 1)).sizes() == Shape{0});
+  CHECK(raises_index_error([] { median(zeros<float>({3, 0}), 1); }));
+  CHECK(error_of([] { nanmedian(zeros<float>({3, 0}), 1); }) == "median(): Expected reduction dim 1 to have non-zero size.");
+  CHECK(error_of([&] { kthvalue(sp, 5, 1); }) == "kthvalue(): selected number k out of range for dimension 1");
+  CHECK(error_of([&] { kthvalue(sp, 0); }) == "kthvalue(): selected number k out of range for dimension 1");
+  CHECK(error_of([] { median(zeros<int64_t>({0})); }) ==
+        "median() of an empty integer tensor: it has no value (PyTorch returns an arbitrary one)");
+  CHECK(raises_index_error([&] { median(sp, 2); }));
+}

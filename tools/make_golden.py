@@ -572,6 +572,92 @@ def shape_ops():
     save("so_one_hot5", torch.nn.functional.one_hot(oh, 5))
 
 
+
+def shape_more():
+    """movedim, unbind, trace, diag, diff, and the order statistics (kthvalue,
+    median, nanmedian), aminmax, var_mean, std_mean, cummax and cummin (sm_*)."""
+    g = torch.Generator().manual_seed(19)
+    nan, inf = float("nan"), float("inf")
+    x = torch.randn(3, 4, 5, generator=g)
+    xt = x.transpose(0, 2)  # (5, 4, 3), non-contiguous
+    save("sm_x", x)
+    save("sm_movedim", torch.movedim(x, 0, -1))
+    save("sm_movedim_t", torch.movedim(xt, (0, 1), (2, 0)))
+    save("sm_moveaxis", torch.moveaxis(x, -1, 0))
+    save("sm_unbind", torch.unbind(xt, 1)[2])
+    m = torch.randn(4, 5, generator=g)
+    save("sm_m", m)
+    save("sm_trace", torch.trace(m))
+    save("sm_trace_t", torch.trace(xt[1]))
+    mi = torch.randint(-5, 6, (3, 3), generator=g)
+    save("sm_mi", mi)
+    save("sm_trace_int", torch.trace(mi))
+    v = torch.randn(4, generator=g)
+    save("sm_v", v)
+    for k in (0, 2, -1):
+        save(f"sm_diag_v{k}", torch.diag(v, k))
+    for k in (0, 1, -2, 5):  # (PyTorch 1.13 fails past the edge, k > 5: "numel: integer multiplication overflow")
+        save(f"sm_diag_m{k}", torch.diag(m, k))
+    save("sm_diag_t", torch.diag(xt[:, 1, 0], -1))
+    save("sm_diag_mt", torch.diag(xt[:, 1], 1))
+    save("sm_diff", torch.diff(x))
+    save("sm_diff_t2", torch.diff(xt, 2, 0))
+    save("sm_diff_pa", torch.diff(m, 1, 0, prepend=m[:2], append=torch.ones(1, 5)))
+    save("sm_diff_int", torch.diff(mi, 1, 1))
+    bools = torch.tensor([[True, False, False, True], [False, False, True, True]])
+    save("sm_bools", bools)
+    save("sm_diff_bool", torch.diff(bools))
+    save("sm_diff_long", torch.diff(v, 5))
+    # Order statistics: values without ties (the positions of equal values
+    # depend on PyTorch's selection algorithm), then ties and NaN.
+    r = torch.randn(4, 6, 5, generator=g)
+    save("sm_r", r)
+    for name, (vals, idx) in {
+        "kth3_1": torch.kthvalue(r, 3, 1), "kth1_last_keep": torch.kthvalue(r, 1, -1, keepdim=True),
+        "kth5_t": torch.kthvalue(r.transpose(0, 2), 5, 0), "median0": torch.median(r, 0),
+        "median_t_keep": torch.median(r.transpose(1, 2), 2, keepdim=True), "nanmedian1": torch.nanmedian(r, 1),
+    }.items():
+        save(f"sm_{name}", vals)
+        save(f"sm_{name}i", idx)
+    save("sm_median_all", torch.median(r))
+    save("sm_median_even", torch.median(r[:, :, :4]))
+    special = torch.tensor([[3.0, 1.0, 2.0, 2.0], [nan, 1.0, 5.0, nan], [4.0, -inf, 4.0, 0.0], [nan, nan, nan, nan],
+                            [inf, 0.5, nan, -1.0]])
+    save("sm_special", special)
+    for name, (vals, idx) in {"median_sp": torch.median(special, 1), "nanmedian_sp": torch.nanmedian(special, 1),
+                              "kth4_sp": torch.kthvalue(special, 4, 1)}.items():
+        save(f"sm_{name}", vals)
+        save(f"sm_{name}i", idx)
+    save("sm_median_sp_all", torch.median(special))
+    save("sm_nanmedian_sp_all", torch.nanmedian(special))
+    save("sm_nanmedian_sp_first", torch.nanmedian(special[:3]))
+    ints = torch.randint(-20, 20, (3, 7), generator=g)
+    save("sm_ints", ints)
+    save("sm_median_int", torch.median(ints, 1).values)
+    save("sm_median_int_all", torch.median(ints))
+    save("sm_kth_int", torch.kthvalue(ints, 2, 0).values)
+    # aminmax, var_mean, std_mean.
+    for name, (lo, hi) in {"aminmax_all": torch.aminmax(special[:3]), "aminmax_d1": torch.aminmax(special, dim=1),
+                           "aminmax_t_keep": torch.aminmax(r.transpose(0, 1), dim=0, keepdim=True),
+                           "aminmax_int": torch.aminmax(ints, dim=0)}.items():
+        save(f"sm_{name}_min", lo)
+        save(f"sm_{name}_max", hi)
+    for name, (a, b) in {"var_mean": torch.var_mean(r, (0, 2)), "var_mean_all": torch.var_mean(r),
+                         "std_mean_keep": torch.std_mean(r, 1, unbiased=False, keepdim=True),
+                         "std_mean_all": torch.std_mean(r)}.items():
+        save(f"sm_{name}_0", a)
+        save(f"sm_{name}_1", b)
+    # cummax and cummin: ties take the later position, NaN propagates.
+    seq = torch.tensor([[1.0, 3.0, 3.0, 2.0, nan, 5.0, nan], [2.0, 2.0, -1.0, -1.0, 0.0, -inf, -inf],
+                        [nan, 3.0, nan, 5.0, 1.0, 1.0, 0.0]])
+    save("sm_seq", seq)
+    for fn in ("cummax", "cummin"):
+        f = getattr(torch, fn)
+        for name, (vals, idx) in {"seq": f(seq, 1), "seq0": f(seq, 0), "r_t": f(r.transpose(0, 2), 1),
+                                  "ints": f(ints, 1)}.items():
+            save(f"sm_{fn}_{name}", vals)
+            save(f"sm_{fn}_{name}i", idx)
+
 def autograd_cases():
     g = torch.Generator().manual_seed(13)
 
@@ -701,6 +787,19 @@ def autograd_ops():
     run("hypot", [given([3.0, 0.0, -1e-3, 2.0]), given([4.0, 1.0, 5.0, -2.0])], torch.hypot)
     run("addcmul_addcdiv", [leaf(3, 4), leaf(4), leaf(3, 1)],
         lambda t, a, b: torch.addcmul(t, a, b, value=0.5) + torch.addcdiv(t, a, b.exp(), value=-2))
+    run("movedim", [leaf(2, 3, 4)], lambda x: torch.movedim(x, (0, 2), (1, 0)) * 1)
+    run("trace", [leaf(4, 3)], lambda x: torch.trace(x).reshape(1))
+    run("diag_vec", [leaf(4)], lambda x: torch.diag(x, -1))
+    run("diag_mat", [leaf(4, 5)], lambda x: torch.diag(x, 1))
+    run("diff", [leaf(3, 5), leaf(3, 2)], lambda x, p: torch.diff(x, 2, 1, prepend=p))
+    run("kthvalue", [leaf(4, 5)], lambda x: torch.kthvalue(x, 2, 1)[0])
+    run("median_dim", [leaf(5, 3)], lambda x: torch.median(x, 0, keepdim=True)[0])
+    run("median_all_ties", [given(ties)], lambda x: torch.median(x).reshape(1))
+    run("nanmedian", [given([[nan, 1.0, 5.0, nan], [2.0, nan, -1.0, 0.5], [nan, 3.0, nan, nan]])],
+        lambda x: torch.nanmedian(x, 1)[0])
+    run("nanmedian_all", [given([[nan, 1.0, 5.0, 1.0], [2.0, nan, -1.0, 0.5]])], lambda x: torch.nanmedian(x).reshape(1))
+    run("cummax", [given([[1.0, 3.0, 3.0, 2.0, 5.0], [2.0, 2.0, -1.0, -1.0, 0.0]])], lambda x: torch.cummax(x, 1)[0])
+    run("cummin", [leaf(4, 3)], lambda x: torch.cummin(x, 0)[0])
 
 
 def autograd_inplace_views():
@@ -2085,6 +2184,7 @@ if __name__ == "__main__":
     reductions_dims()
     linalg()
     shape_ops()
+    shape_more()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

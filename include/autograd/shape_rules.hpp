@@ -89,20 +89,23 @@ struct OpRule<tag::MaskedSelect> {
   }
 };
 
-// gather: the gradient scatter-added back.
+// gather (and cummax, cummin: the values at their positions): the gradient
+// scatter-added back.
 template <>
 struct OpRule<tag::Gather> {
   template <class T> [[gnu::noinline]]
-  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) {
+  static void record(const Tensor<T>& out, const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index,
+                     const char* name = "GatherBackward0") {
     struct Rule {
       Shape x_sizes;
       int64_t dim;
       Tensor<int64_t> index;
       std::vector<GradRef> backward(const Tensor<T>& g) const {
+        if (x_sizes.empty()) return {g.impl_ptr()};
         return {detail_rules::scattered(x_sizes, dim, index, g, true).impl_ptr()};
       }
     };
-    set_rule(out, "GatherBackward0", Rule{x.sizes(), dim, index}, {tsr::detail::gradient_edge(x)});
+    set_rule(out, name, Rule{x.sizes(), dim, index}, {tsr::detail::gradient_edge(x)});
   }
 };
 

@@ -341,6 +341,24 @@ def case_reduction(g):
         ("norm1", f"tsr::norm(@0, 1, {ds}, {keep})", f"torch::norm(@0, 1, std::vector<int64_t>{ds}, {keep})", is_float),
         ("norminf", f"tsr::norm(@0, INFINITY, {ds}, {keep})", f"torch::norm(@0, INFINITY, std::vector<int64_t>{ds}, {keep})",
          is_float),
+        ("var_mean", f"std::get<1>(tsr::var_mean(@0, {ds}, 1, {keep}))",
+         f"std::get<1>(torch::var_mean(@0, std::vector<int64_t>{ds}, true, {keep}))", is_float),
+        ("std_mean", f"std::get<0>(tsr::std_mean(@0, {ds}, 0, {keep}))",
+         f"std::get<0>(torch::std_mean(@0, std::vector<int64_t>{ds}, false, {keep}))", is_float),
+        ("aminmax", f"std::get<0>(tsr::aminmax(@0, {d1}, {keep}))", f"std::get<0>(torch::aminmax(@0, {d1}, {keep}))", True),
+        ("aminmax_all", "std::get<1>(tsr::aminmax(@0))", "std::get<1>(torch::aminmax(@0))", True),
+        ("cummax", f"std::get<0>(tsr::cummax(@0, {d1}))", f"std::get<0>(torch::cummax(@0, {d1}))", True),
+        ("cummin_i", f"std::get<1>(tsr::cummin(@0, {d1}))", f"std::get<1>(torch::cummin(@0, {d1}))", True),
+        # Values only: which of equal elements they choose is not specified.
+        ("median", f"std::get<0>(tsr::median(@0, {d1}, {keep}))", f"std::get<0>(torch::median(@0, {d1}, {keep}))",
+         e.t.dtype != torch.bool),
+        ("nanmedian", f"std::get<0>(tsr::nanmedian(@0, {d1}, {keep}))", f"std::get<0>(torch::nanmedian(@0, {d1}, {keep}))",
+         e.t.dtype != torch.bool),
+        ("kthvalue", f"std::get<0>(tsr::kthvalue(@0, 1, {d1}, {keep}))", f"std::get<0>(torch::kthvalue(@0, 1, {d1}, {keep}))",
+         e.t.dtype != torch.bool),
+        # (PyTorch's median of an empty integer tensor is an arbitrary value.)
+        ("median_all", "tsr::median(@0)", "torch::median(@0)", e.t.dtype != torch.bool and (is_float or e.t.numel() > 0)),
+        ("nanmedian_all", "tsr::nanmedian(@0)", "torch::nanmedian(@0)", e.t.dtype != torch.bool and (is_float or e.t.numel() > 0)),
     ]
     if e.t.dtype == torch.bool:  # PyTorch refuses bool here (tessera: at compile time)
         forms = [f for f in forms if f[0] not in ("argmax", "argmin")]
@@ -439,6 +457,14 @@ def case_shape(g):
         "triu": (f"tsr::triu(@0, {i})", f"torch::triu(@0, {i})") if rank >= 2 else None,
         "diagonal": (f"tsr::diagonal(@0, {i}, 0, -1)", f"torch::diagonal(@0, {i}, 0, -1)") if rank >= 2 else None,
         "sort": None, "topk": None,
+        "movedim": (f"tsr::movedim(@0, {d}, 0)", f"torch::movedim(@0, {d}, 0)"),
+        "swapaxes": (f"tsr::swapaxes(@0, {d}, -1)", f"torch::swapaxes(@0, {d}, -1)"),
+        "diff": (f"tsr::diff(@0, {i % 3}, {d})", f"torch::diff(@0, {i % 3}, {d})"),
+        "trace": (f"tsr::trace(@0)", f"torch::trace(@0)") if rank == 2 and dtype != torch.bool else None,
+        # (PyTorch 1.13 fails on a matrix's diagonals past its edges.)
+        "diag": (f"tsr::diag(@0, {max(-shape[0], min(i, shape[-1]))})",
+                 f"torch::diag(@0, {max(-shape[0], min(i, shape[-1]))})") if rank <= 2 else None,
+        "unbind": (f"tsr::unbind(@0, {d}).at(0)", f"torch::unbind(@0, {d}).at(0)") if size else None,
     }
     name = g.r.choice(list(kinds))
     form = kinds[name]
