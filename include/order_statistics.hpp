@@ -12,7 +12,6 @@
 #pragma once
 #include <algorithm>
 #include <limits>
-#include <numeric>
 #include <tuple>
 #include <vector>
 
@@ -25,7 +24,7 @@ namespace detail {
 enum class OrderStatistic { Kth, Median, NanMedian };
 
 // The position in `line` of the element `which` chooses (the k-th smallest
-// for Kth); `order` is scratch of the line's length.
+// for Kth); `order` holds the positions 0 .. len - 1, to be permuted.
 template <class A>
 int64_t choose_in_line(const std::vector<A>& line, std::vector<int64_t>& order, OrderStatistic which, int64_t k) {
   int64_t rank = k - 1;
@@ -42,7 +41,6 @@ int64_t choose_in_line(const std::vector<A>& line, std::vector<int64_t>& order, 
     }
     rank = (valid - 1) / 2;  // NaNs order last, so this rank is not one of them
   }
-  std::iota(order.begin(), order.end(), int64_t{0});
   std::nth_element(order.begin(), order.begin() + rank, order.end(), [&](int64_t a, int64_t b) {
     const A va = line[static_cast<std::size_t>(a)], vb = line[static_cast<std::size_t>(b)];
     if (sorts_before(va, vb)) return true;
@@ -65,21 +63,13 @@ std::tuple<Tensor<T>, Tensor<int64_t>> order_statistic(const Tensor<T>& x, int64
   const Shape shape = reduced_shape(x.sizes(), x.dim() == 0 ? 0 : uint64_t{1} << dim, keepdim);
   auto values = Tensor<T>::allocate(shape);
   auto indices = Tensor<int64_t>::allocate(shape);
-  const DimSplit s = split_at(c.sizes(), dim);
-  const T* src = c.data_ptr();
+  const int64_t inner = split_at(c.sizes(), dim).inner;
   T* vout = values.data_ptr();
   int64_t* iout = indices.data_ptr();
-  using A = acc_t<T>;
-  run_units(s.outer * s.inner, c.numel() * 4, [&](int64_t u0, int64_t u1) {
-    std::vector<A> line(static_cast<std::size_t>(len));
-    std::vector<int64_t> order(static_cast<std::size_t>(len));
-    for (int64_t u = u0; u < u1; ++u) {
-      const T* in = src + (u / s.inner) * len * s.inner + u % s.inner;
-      for (int64_t i = 0; i < len; ++i) line[static_cast<std::size_t>(i)] = convert<A>(in[i * s.inner]);
-      const int64_t at = choose_in_line(line, order, which, k);
-      vout[u] = in[at * s.inner];
-      iout[u] = at;
-    }
+  for_each_line(c, dim, c.numel() * 4, [&](int64_t o, int64_t j, const T* in, const auto& line, auto& order) {
+    const int64_t at = choose_in_line(line, order, which, k);
+    vout[o * inner + j] = in[at * inner];
+    iout[o * inner + j] = at;
   });
   if (x.device().is_cpu()) return {std::move(values), std::move(indices)};
   return {values.copy_to(x.device()), indices.copy_to(x.device())};

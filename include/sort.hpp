@@ -52,6 +52,29 @@ std::tuple<Tensor<T>, Tensor<int64_t>> sort_lines_on_device(const Tensor<T>& x, 
   }
 }
 
+// Calls visit(o, j, in, line, order) for every line along dim of a
+// contiguous c: (o, j) its place in c seen as [outer, len, inner], `in` its
+// first element (the others s.inner apart), `line` its values in the compute
+// type, `order` the positions 0 .. len - 1, scratch for visit to permute.
+// Sorting and the order statistics (order_statistics.hpp) read lines so.
+template <class T, class Visit>
+void for_each_line(const Tensor<T>& c, int64_t dim, int64_t cost, Visit visit) {
+  const DimSplit s = split_at(c.sizes(), dim);
+  const T* src = c.data_ptr();
+  using A = acc_t<T>;
+  run_units(s.outer * s.inner, cost, [&](int64_t u0, int64_t u1) {
+    std::vector<int64_t> order(static_cast<std::size_t>(s.len));
+    std::vector<A> line(static_cast<std::size_t>(s.len));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t o = u / s.inner, j = u % s.inner;
+      const T* in = src + o * s.len * s.inner + j;
+      for (int64_t i = 0; i < s.len; ++i) line[static_cast<std::size_t>(i)] = convert<A>(in[i * s.inner]);
+      std::iota(order.begin(), order.end(), int64_t{0});
+      visit(o, j, in, line, order);
+    }
+  });
+}
+
 // Sorts each line along dim and writes the first k of each: values and
 // their positions. Ties break by position, which makes the order total.
 template <class T>
@@ -62,33 +85,24 @@ std::tuple<Tensor<T>, Tensor<int64_t>> sort_lines(const Tensor<T>& x, int64_t di
   if (!shape.empty()) shape[static_cast<std::size_t>(dim)] = k;
   auto values = Tensor<T>::allocate(shape);
   auto indices = Tensor<int64_t>::allocate(shape);
-  const DimSplit s = split_at(c.sizes(), dim);
-  const T* src = c.data_ptr();
+  const int64_t len = c.dim() == 0 ? 1 : c.size(dim), inner = split_at(c.sizes(), dim).inner;
   T* vout = values.data_ptr();
   int64_t* iout = indices.data_ptr();
-  using A = acc_t<T>;
-  run_units(s.outer * s.inner, c.numel() * 8, [&](int64_t u0, int64_t u1) {
-    std::vector<int64_t> order(static_cast<std::size_t>(s.len));
-    std::vector<A> line(static_cast<std::size_t>(s.len));
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t o = u / s.inner, j = u % s.inner;
-      const T* in = src + o * s.len * s.inner + j;
-      for (int64_t i = 0; i < s.len; ++i) line[static_cast<std::size_t>(i)] = convert<A>(in[i * s.inner]);
-      std::iota(order.begin(), order.end(), int64_t{0});
-      auto before = [&](int64_t a, int64_t b) {
-        const A va = line[static_cast<std::size_t>(a)], vb = line[static_cast<std::size_t>(b)];
-        if (descending ? sorts_before(vb, va) : sorts_before(va, vb)) return true;
-        if (descending ? sorts_before(va, vb) : sorts_before(vb, va)) return false;
-        return a < b;
-      };
-      if (k < s.len) std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-      else std::sort(order.begin(), order.end(), before);
-      const int64_t base = o * k * s.inner + j;
-      for (int64_t i = 0; i < k; ++i) {
-        const int64_t from = order[static_cast<std::size_t>(i)];
-        vout[base + i * s.inner] = in[from * s.inner];
-        iout[base + i * s.inner] = from;
-      }
+  for_each_line(c, dim, c.numel() * 8, [&](int64_t o, int64_t j, const T* in, const auto& line, auto& order) {
+    using A = typename std::decay_t<decltype(line)>::value_type;
+    auto before = [&](int64_t a, int64_t b) {
+      const A va = line[static_cast<std::size_t>(a)], vb = line[static_cast<std::size_t>(b)];
+      if (descending ? sorts_before(vb, va) : sorts_before(va, vb)) return true;
+      if (descending ? sorts_before(va, vb) : sorts_before(vb, va)) return false;
+      return a < b;
+    };
+    if (k < len) std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    else std::sort(order.begin(), order.end(), before);
+    const int64_t base = o * k * inner + j;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t from = order[static_cast<std::size_t>(i)];
+      vout[base + i * inner] = in[from * inner];
+      iout[base + i * inner] = from;
     }
   });
   return {std::move(values), std::move(indices)};
