@@ -54,6 +54,7 @@ int64_t choose_in_line(const std::vector<A>& line, std::vector<int64_t>& order, 
 template <class T>
 std::tuple<Tensor<T>, Tensor<int64_t>> order_statistic(const Tensor<T>& x, int64_t dim, bool keepdim,
                                                         OrderStatistic which, int64_t k, const char* name) {
+  static_assert(!std::is_same_v<T, bool>, "kthvalue, median, nanmedian: bool tensors are not supported, as in PyTorch");
   dim = wrap_dim(dim, x.dim());
   const int64_t len = x.dim() == 0 ? 1 : x.size(dim);
   check<IndexError>(len != 0, name, "(): Expected reduction dim ", dim, " to have non-zero size.");
@@ -102,9 +103,7 @@ Tensor<T> order_statistic_of_all(const Tensor<T>& x, OrderStatistic which, const
 // auto [v, i] = kthvalue(x, 2, 1);
 template <Expression E>
 auto kthvalue(const E& e, int64_t k, int64_t dim = -1, bool keepdim = false) {
-  using T = typename E::value_type;
-  static_assert(!std::is_same_v<T, bool>, "\"kthvalue_cpu\" not implemented for 'Bool'");
-  return detail::order_statistic_along(Tensor<T>(e), dim, keepdim, detail::OrderStatistic::Kth, k, "kthvalue",
+  return detail::order_statistic_along(Tensor<typename E::value_type>(e), dim, keepdim, detail::OrderStatistic::Kth, k, "kthvalue",
                                        "KthvalueBackward0");
 }
 
@@ -112,32 +111,24 @@ auto kthvalue(const E& e, int64_t k, int64_t dim = -1, bool keepdim = false) {
 // where a line holds NaN) and its position.
 template <Expression E>
 auto median(const E& e, int64_t dim, bool keepdim = false) {
-  using T = typename E::value_type;
-  static_assert(!std::is_same_v<T, bool>, "\"median_cpu\" not implemented for 'Bool'");
-  return detail::order_statistic_along(Tensor<T>(e), dim, keepdim, detail::OrderStatistic::Median, 0, "median",
+  return detail::order_statistic_along(Tensor<typename E::value_type>(e), dim, keepdim, detail::OrderStatistic::Median, 0, "median",
                                        "MedianBackward1");
 }
 // The median along dim of the elements that are not NaN, and its position.
 template <Expression E>
 auto nanmedian(const E& e, int64_t dim, bool keepdim = false) {
-  using T = typename E::value_type;
-  static_assert(!std::is_same_v<T, bool>, "\"median_cpu\" not implemented for 'Bool'");
-  return detail::order_statistic_along(Tensor<T>(e), dim, keepdim, detail::OrderStatistic::NanMedian, 0, "median",
+  return detail::order_statistic_along(Tensor<typename E::value_type>(e), dim, keepdim, detail::OrderStatistic::NanMedian, 0, "median",
                                        "NanmedianBackward1");
 }
 
 // The median of all elements, as a 0-d tensor (NaN for an empty tensor).
 template <Expression E>
 auto median(const E& e) {
-  using T = typename E::value_type;
-  static_assert(!std::is_same_v<T, bool>, "\"median_cpu\" not implemented for 'Bool'");
-  return detail::order_statistic_of_all(Tensor<T>(e), detail::OrderStatistic::Median, "MedianBackward0");
+  return detail::order_statistic_of_all(Tensor<typename E::value_type>(e), detail::OrderStatistic::Median, "MedianBackward0");
 }
 template <Expression E>
 auto nanmedian(const E& e) {
-  using T = typename E::value_type;
-  static_assert(!std::is_same_v<T, bool>, "\"median_cpu\" not implemented for 'Bool'");
-  return detail::order_statistic_of_all(Tensor<T>(e), detail::OrderStatistic::NanMedian, "NanmedianBackward0");
+  return detail::order_statistic_of_all(Tensor<typename E::value_type>(e), detail::OrderStatistic::NanMedian, "NanmedianBackward0");
 }
 
 }  // namespace tsr

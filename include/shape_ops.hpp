@@ -438,7 +438,7 @@ Tensor<T> swapdims(const Tensor<T>& x, int64_t dim0, int64_t dim1) {
 // The sum of a matrix's main diagonal (integers sum to int64, as sum does).
 template <class T>
 auto trace(const Tensor<T>& x) {
-  static_assert(!std::is_same_v<T, bool>, "\"trace\" not implemented for 'Bool'");
+  static_assert(!std::is_same_v<T, bool>, "trace: bool tensors are not supported, as in PyTorch");
   detail::check(x.dim() == 2, "trace: expected a matrix, but got tensor with dim ", x.dim());
   return sum(diagonal(x));
 }
