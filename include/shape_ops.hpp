@@ -1,8 +1,9 @@
 // Shape operations that rearrange whole tensors: cat, stack, split, chunk,
 // unbind, flip, roll, repeat, tile, movedim, tril, triu, diagonal, diag,
-// trace and diff.
+// trace, diff, meshgrid and cartesian_prod.
 //
-// Where a result is a view (split, chunk, unbind, movedim, diagonal) it
+// Where a result is a view (split, chunk, unbind, movedim, diagonal,
+// meshgrid) it
 // shares storage as in
 // PyTorch; everything else writes a new contiguous tensor, through the
 // evaluation engine wherever the copy is a strided view (cat, stack, repeat)
@@ -10,6 +11,7 @@
 #pragma once
 #include <algorithm>
 #include <initializer_list>
+#include <string_view>
 #include <vector>
 
 #include "detail/assign.hpp"
@@ -484,6 +486,53 @@ Tensor<T> diff(const Tensor<T>& x, int64_t n = 1, int64_t dim = -1, const Tensor
     else out = later - earlier;
   }
   return out;
+}
+
+// Grids of coordinates: for tensors t_0 .. t_{n-1} (each 0-D or 1-D), n
+// views of one shape, the i-th repeating t_i along its own dim. "ij"
+// indexing gives dim i to t_i; "xy" (Cartesian, as numpy's default) swaps
+// the first two dims.
+template <class T>
+std::vector<Tensor<T>> meshgrid(const std::vector<Tensor<T>>& tensors, std::string_view indexing = "ij") {
+  detail::check(!tensors.empty(), "meshgrid expects a non-empty TensorList");
+  detail::check(indexing == "ij" || indexing == "xy",
+                "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: ", indexing);
+  Shape shape;
+  for (const auto& t : tensors) {
+    detail::check(t.dim() <= 1, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of shape ",
+                  t.sizes());
+    detail::check(t.device() == tensors[0].device(), "meshgrid expects all tensors to have the same device");
+    shape.push_back(t.numel());
+  }
+  const bool xy = indexing == "xy" && tensors.size() >= 2;
+  if (xy) std::swap(shape[0], shape[1]);
+  std::vector<Tensor<T>> grids;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::size_t at = xy && i < 2 ? 1 - i : i;
+    Shape along;
+    for (std::size_t d = 0; d < tensors.size(); ++d) along.push_back(d == at ? tensors[i].numel() : 1);
+    grids.push_back(tensors[i].reshape(along).expand(shape));
+  }
+  return grids;
+}
+template <class T>
+std::vector<Tensor<T>> meshgrid(std::initializer_list<Tensor<T>> tensors, std::string_view indexing = "ij") {
+  return meshgrid(std::vector<Tensor<T>>(tensors), indexing);
+}
+
+// Every combination of one element from each 1-D tensor, in row-major
+// order: a [combinations, tensors] matrix (one tensor: itself).
+template <class T>
+Tensor<T> cartesian_prod(const std::vector<Tensor<T>>& tensors) {
+  for (const auto& t : tensors) detail::check(t.dim() == 1, "Expect a 1D vector, but got shape ", t.sizes());
+  if (tensors.size() == 1) return tensors[0];
+  std::vector<Tensor<T>> columns = meshgrid(tensors, "ij");
+  for (auto& c : columns) c = c.reshape({-1});
+  return stack(columns, 1);
+}
+template <class T>
+Tensor<T> cartesian_prod(std::initializer_list<Tensor<T>> tensors) {
+  return cartesian_prod(std::vector<Tensor<T>>(tensors));
 }
 
 }  // namespace tsr

@@ -40,6 +40,8 @@
 #include "indexing.hpp"
 #include "sort.hpp"
 #include "order_statistics.hpp"
+#include "binning.hpp"
+#include "unique.hpp"
 #include "autograd/tensor_autograd.hpp"
 #include "autograd/reduction_rules.hpp"
 #include "autograd/linalg_rules.hpp"

@@ -1,6 +1,7 @@
-// Shape operations, indexing and sorting against PyTorch 1.13
-// (tools/make_golden.py: shape_ops), on contiguous, transposed, sliced and
-// expanded inputs, with PyTorch's error texts.
+// Shape operations, indexing, sorting, binning and unique against PyTorch
+// 1.13 (tools/make_golden.py: shape_ops, shape_more, binning), on
+// contiguous, transposed, sliced and expanded inputs, with PyTorch's error
+// texts.
 #include "common.hpp"
 
 using namespace tsr;
@@ -376,4 +377,171 @@ TEST_CASE("kthvalue, median and nanmedian") {
   CHECK(error_of([] { median(zeros<int64_t>({0})); }) ==
         "median() of an empty integer tensor: it has no value (PyTorch returns an arbitrary one)");
   CHECK(raises_index_error([&] { median(sp, 2); }));
+}
+
+TEST_CASE("searchsorted and bucketize") {
+  const auto seq = test::golden<float>("bn_seq"), vals = test::golden<float>("bn_vals");
+  static_assert(std::is_same_v<decltype(searchsorted(seq, vals)), Tensor<int64_t>>);
+  check_close(searchsorted(seq, vals), test::golden("bn_ss_left"), 0, 0, "left");
+  check_close(searchsorted(seq, vals, true), test::golden("bn_ss_right"), 0, 0, "right");
+  check_close(searchsorted(seq, vals.t(), "right"), test::golden("bn_ss_t"), 0, 0, "transposed values, side");
+  const auto rows = test::golden<double>("bn_rows"), qs = test::golden<double>("bn_qs");
+  check_close(searchsorted(rows, qs), test::golden("bn_ss_rows"), 0, 0, "one sequence per row");
+  check_close(searchsorted(rows, qs, true), test::golden("bn_ss_rows_right"), 0, 0, "one sequence per row, right");
+  const auto shuffled = test::golden<float>("bn_shuffled"), q = test::golden<float>("bn_q");
+  const auto order = test::golden<int64_t>("bn_order");
+  check_close(searchsorted(shuffled, q, false, order), test::golden("bn_ss_sorter"), 0, 0, "through a sorter");
+  check_close(searchsorted(shuffled, q, "right", order), test::golden("bn_ss_sorter_right"), 0, 0, "sorter, right");
+  check_close(searchsorted(test::golden<int64_t>("bn_iseq"), tensor<float>({-3.5f, 0.f, 0.5f, 7.f, 8.f})),
+              test::golden("bn_ss_int_float"), 0, 0, "float values in an integer sequence");
+  check_close(searchsorted(seq, tensor<int64_t>({-1, 0, 1, 3, 4}), true), test::golden("bn_ss_float_int"), 0, 0,
+              "integer values in a float sequence");
+  const auto one = searchsorted(seq, 1.0);
+  CHECK(one.dim() == 0);
+  check_close(one, test::golden("bn_ss_scalar"), 0, 0, "a scalar value");
+  const auto as_int32 = searchsorted<int32_t>(seq, vals);
+  static_assert(std::is_same_v<decltype(as_int32), const Tensor<int32_t>>);
+  check_close(as_int32, test::golden("bn_ss_left"), 0, 0, "int32 positions");
+  check_close(bucketize(vals, seq), test::golden("bn_bucket"), 0, 0, "bucketize");
+  check_close(bucketize(vals, seq, true), test::golden("bn_bucket_right"), 0, 0, "bucketize, right");
+  check_close(bucketize(0.5, seq), test::golden("bn_bucket_scalar"), 0, 0, "bucketize of a scalar");
+
+  // NaN in the sequence is where sort puts it, last (hand-checked: NaN
+  // values go before the sequence's NaN on the left, after it on the right).
+  const auto with_nan = tensor<float>({1.f, 2.f, NAN});
+  CHECK(searchsorted(with_nan, tensor<float>({NAN, 5.f, 2.f})).to_vector() == std::vector<int64_t>{2, 2, 1});
+  CHECK(searchsorted(with_nan, tensor<float>({NAN, 5.f, 2.f}), true).to_vector() == std::vector<int64_t>{3, 2, 2});
+  CHECK(searchsorted(zeros<float>({0}), tensor<float>({1.f, -1.f})).to_vector() == std::vector<int64_t>{0, 0});
+  CHECK(searchsorted(seq, zeros<float>({0, 3})).sizes() == Shape{0, 3});
+
+  CHECK(error_of([] { searchsorted(full<float>({}, 1.f), tensor<float>({1.f})); }) ==
+        "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension");
+  CHECK(error_of([] { searchsorted(zeros<float>({2, 2}), zeros<float>({3, 2})); }) ==
+        "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+        "tensor and input value tensor must match, but we got boundaries tensor [2, 2] and input value tensor [3, 2]");
+  CHECK(error_of([] { searchsorted(zeros<float>({2, 2}), 1.5); }) ==
+        "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is 1, but we got "
+        "boundaries tensor dim(2) and input value's dim(0) numel(1)");
+  CHECK(error_of([&] { searchsorted(seq, vals, "middle"); }) ==
+        "torch.searchsorted(): side can only be 'left' or 'right' but got middle");
+  CHECK(error_of([&] { searchsorted(shuffled, q, false, tensor<int64_t>({0, 1})); }) ==
+        "torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor [7] and got "
+        "sorter tensor [2]");
+  CHECK(error_of([] { searchsorted(tensor<float>({1.f, 2.f}), 1.f, false, tensor<int64_t>({0, 2})); }) ==
+        "torch.searchsorted(): sorter index out of range");
+  CHECK(error_of([&] { bucketize(vals, zeros<float>({1, 1})); }) == "boundaries tensor must be 1 dimension, but got dim(2)");
+}
+
+TEST_CASE("bincount and histc") {
+  const auto in = test::golden<int64_t>("bn_counts_in");
+  const auto w = test::golden<float>("bn_w");
+  check_close(bincount(in), test::golden("bn_bincount"), 0, 0, "counts");
+  check_close(bincount(in, 12), test::golden("bn_bincount_min"), 0, 0, "counts, minlength");
+  const auto wf = bincount(in, w);
+  static_assert(std::is_same_v<decltype(wf), const Tensor<float>>);
+  check_close(wf, test::golden("bn_bincount_w"), 0, 0, "float weights, added in order as PyTorch");
+  check_close(bincount(in, cast<double>(w), 3), test::golden("bn_bincount_wd"), 0, 0, "double weights");
+  const auto wi = bincount(cast<int32_t>(in), arange<int32_t>(40));
+  static_assert(std::is_same_v<decltype(wi), const Tensor<double>>);
+  check_close(wi, test::golden("bn_bincount_wi"), 0, 0, "integer weights sum in double");
+  CHECK(bincount(zeros<int64_t>({0}), 3).to_vector() == std::vector<int64_t>{0, 0, 0});
+  CHECK(bincount(zeros<int64_t>({0})).numel() == 0);
+  CHECK(error_of([] { bincount(tensor<int64_t>({-1, 3})); }) == "bincount only supports 1-d non-negative integral inputs.");
+  CHECK(error_of([] { bincount(full<int64_t>({}, 3)); }) == "bincount only supports 1-d non-negative integral inputs.");
+  CHECK(error_of([] { bincount(tensor<int64_t>({1, 3}), -1); }) == "minlength should be >= 0");
+  CHECK(error_of([] { bincount(tensor<int64_t>({1, 3}), tensor<float>({1.f, 2.f, 3.f})); }) ==
+        "weights should be 1-d and have the same length as input");
+
+  const auto h = test::golden<float>("bn_h");
+  check_close(histc(h, 7), test::golden("bn_histc"), 0, 0, "the data's range");
+  check_close(histc(h, 10, -1.0, 1.5), test::golden("bn_histc_range"), 0, 0, "a given range");
+  check_close(histc(tensor<float>({0.f, 0.5f, 1.f, 1.5f, 2.f, 2.f, -0.01f, 2.01f}), 4, 0, 2), test::golden("bn_histc_edges"),
+              0, 0, "elements on the edges, outside the range");
+  check_close(histc(full<float>({5}, 2.f), 4), test::golden("bn_histc_const"), 0, 0, "one value: widened by 1");
+  check_close(histc(zeros<float>({0}), 3), test::golden("bn_histc_empty"), 0, 0, "no elements");
+  check_close(histc(Tensor<double>(cast<double>(h)).t(), 9, -2, 2), test::golden("bn_histc_double"), 0, 0, "doubles, transposed");
+  // NaN is left out (hand-checked: 1 falls in bin 1 of [0, 2], and 2, the
+  // right edge, in the last bin too).
+  CHECK(histc(tensor<float>({1.f, NAN, 2.f}), 2, 0, 2).to_vector() == std::vector<float>{0.f, 2.f});
+  CHECK(error_of([&] { histc(h, 0); }) == "torch.histogram(): bins must be > 0, but got 0 for dimension 0");
+  CHECK(error_of([&] { histc(h, 4, 3, 1); }) == "torch.histc: max must be larger than min");
+  CHECK(error_of([] { histc(tensor<float>({1.f, 2.f, INFINITY}), 4); }) == "torch.histc: range of [1, inf] is not finite");
+  CHECK(error_of([] { histc(tensor<float>({1.f, NAN}), 4); }).rfind("torch.histc: range of [", 0) == 0);
+}
+
+TEST_CASE("unique and unique_consecutive") {
+  auto same = [](const auto& got, const std::string& name) {
+    check_close(std::get<0>(got), test::golden("bn_" + name), 0, 0, name);
+    check_close(std::get<1>(got), test::golden("bn_" + name + "_inv"), 0, 0, name + " inverse");
+    check_close(std::get<2>(got), test::golden("bn_" + name + "_cnt"), 0, 0, name + " counts");
+  };
+  const auto u = test::golden<int64_t>("bn_u");
+  same(unique(u, true, true, true), "unique");
+  same(unique(u.t(), true, true, true), "unique_t");
+  same(unique_consecutive(u, true, true), "consec");
+  check_close(unique(u), test::golden("bn_unique"), 0, 0, "values alone");
+  const auto rows = test::golden<int64_t>("bn_rowsu");
+  const auto ud = test::golden<float>("bn_ud");
+  same(unique_dim(rows, 0, true, true, true), "udim0");
+  same(unique_dim(ud, 1, true, true, true), "udim1");
+  same(unique_dim(ud, -1, true, true, true), "udim_last");
+  same(unique_consecutive(rows, true, true, 0), "cdim0");
+  same(unique_consecutive(ud, true, true, 1), "cdim1");
+  const auto fl = test::golden<float>("bn_fl");
+  const auto ufl = unique(fl);
+  check_close(ufl, test::golden("bn_unique_fl"), 0, 0, "infinities and signed zeros");
+  CHECK(std::signbit(ufl.to_vector()[2]));  // -0.0 and 0.0 are one value, the first one kept
+  check_close(std::get<0>(unique_consecutive(fl)), test::golden("bn_consec_fl"), 0, 0, "consecutive floats");
+
+  // Every NaN is its own value, sorted last (hand-checked; PyTorch 1.13
+  // returns counts of 0 here).
+  const auto [nv, ni, nc] = unique(tensor<float>({3.f, NAN, 1.f, NAN, 3.f}), true, true, true);
+  const auto values = nv.to_vector();
+  CHECK(values.size() == 4);
+  CHECK((values[0] == 1.f && values[1] == 3.f && std::isnan(values[2]) && std::isnan(values[3])));
+  CHECK(ni.to_vector() == std::vector<int64_t>{1, 2, 0, 3, 1});
+  CHECK(nc.to_vector() == std::vector<int64_t>{1, 2, 1, 1});
+  CHECK(unique(tensor<bool>({true, false, true})).to_vector() == std::vector<bool>{false, true});
+
+  // 0-d and empty inputs; results not asked for are empty, as in libtorch.
+  const auto [sv, si, sc] = unique(full<float>({}, 5.f), true, true, true);
+  CHECK((sv.sizes() == Shape{1} && si.dim() == 0 && si.item() == 0 && sc.to_vector() == std::vector<int64_t>{1}));
+  const auto [ev, ei, ec] = unique(u, true, false, false);
+  check_close(ev, test::golden("bn_unique"), 0, 0, "values without inverse and counts");
+  CHECK((ei.sizes() == Shape{0} && ec.sizes() == Shape{0}));
+  CHECK(std::get<0>(unique_dim(zeros<float>({0, 3}), 0)).sizes() == Shape{0, 3});
+  CHECK(unique(zeros<float>({0})).sizes() == Shape{0});
+  CHECK(error_of([] { unique_dim(zeros<float>({3, 0}), 0); }) ==
+        "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+  CHECK(error_of([] { unique_consecutive(zeros<float>({3, 0}), false, false, 0); }) ==
+        "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+  CHECK(raises_index_error([&] { unique_dim(rows, 2); }));
+  CHECK(raises_index_error([] { unique_dim(full<float>({}, 5.f), 0); }));
+}
+
+TEST_CASE("meshgrid and cartesian_prod") {
+  const auto a = test::golden<float>("bn_a"), b = test::golden<float>("bn_b");
+  const auto c = full<float>({}, 2.5f);
+  for (const std::string indexing : {"ij", "xy"}) {
+    const auto grids = meshgrid({a, b, c}, indexing);
+    REQUIRE(grids.size() == 3);
+    for (int i = 0; i < 3; ++i)
+      check_close(grids[static_cast<std::size_t>(i)], test::golden("bn_mesh_" + indexing + std::to_string(i)), 0, 0,
+                  "meshgrid " + indexing);
+    CHECK(grids[0].is_alias_of(a));  // views, as in PyTorch
+  }
+  check_close(cartesian_prod({a, b, tensor<float>({7.f, 8.f})}), test::golden("bn_cart"), 0, 0, "cartesian_prod");
+  CHECK(cartesian_prod({a}).is_alias_of(a));
+
+  // Gradients: every element of a meets each of b's 4 (hand-checked).
+  const auto x = a.clone().requires_grad_(), y = b.clone().requires_grad_();
+  sum(cartesian_prod({x, y})).backward();
+  CHECK(x.grad().to_vector() == std::vector<float>(3, 4.f));
+  CHECK(y.grad().to_vector() == std::vector<float>(4, 3.f));
+
+  CHECK(error_of([] { meshgrid(std::vector<Tensor<float>>{}); }) == "meshgrid expects a non-empty TensorList");
+  CHECK(error_of([&] { meshgrid({a}, "ab"); }) == "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: ab");
+  CHECK(error_of([] { meshgrid({zeros<float>({1, 2})}); }) ==
+        "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of shape [1, 2]");
+  CHECK(error_of([&] { cartesian_prod({a, zeros<float>({1, 2})}); }) == "Expect a 1D vector, but got shape [1, 2]");
 }

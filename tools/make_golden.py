@@ -658,6 +658,103 @@ def shape_more():
             save(f"sm_{fn}_{name}", vals)
             save(f"sm_{fn}_{name}i", idx)
 
+def binning():
+    """searchsorted, bucketize, bincount, histc, unique, unique_consecutive,
+    meshgrid and cartesian_prod (bn_*)."""
+    g = torch.Generator().manual_seed(23)
+    nan, inf = float("nan"), float("inf")
+    # A sorted sequence with repeats and infinities; values that hit its
+    # elements exactly, fall between and beyond them, and NaN. (Not NaN in
+    # the sequence: PyTorch's binary search treats it as smaller than every
+    # value, so where it lands depends on the search's path.)
+    seq = torch.tensor([-inf, -2.0, -0.5, -0.5, 0.0, 1.0, 1.0, 1.0, 3.5, inf])
+    vals = torch.tensor([[-inf, -3.0, -2.0, -0.5, 0.25], [1.0, 2.0, 3.5, 10.0, inf], [nan, -0.5, 0.0, 1.0, -2.5]])
+    save("bn_seq", seq)
+    save("bn_vals", vals)
+    save("bn_ss_left", torch.searchsorted(seq, vals))
+    save("bn_ss_right", torch.searchsorted(seq, vals, right=True))
+    save("bn_ss_t", torch.searchsorted(seq, vals.t(), side="right"))
+    rows = torch.sort(torch.randint(-4, 5, (3, 6), generator=g).double(), dim=1).values
+    qs = torch.randint(-5, 6, (3, 4), generator=g).double()
+    save("bn_rows", rows)
+    save("bn_qs", qs)
+    save("bn_ss_rows", torch.searchsorted(rows, qs))
+    save("bn_ss_rows_right", torch.searchsorted(rows, qs, right=True))
+    shuffled = torch.randn(7, generator=g)
+    order = torch.argsort(shuffled)
+    q = torch.randn(2, 3, generator=g)
+    save("bn_shuffled", shuffled)
+    save("bn_order", order)
+    save("bn_q", q)
+    save("bn_ss_sorter", torch.searchsorted(shuffled, q, sorter=order))
+    save("bn_ss_sorter_right", torch.searchsorted(shuffled, q, right=True, sorter=order))
+    iseq = torch.tensor([-3, 0, 0, 2, 7])
+    save("bn_iseq", iseq)
+    save("bn_ss_int_float", torch.searchsorted(iseq, torch.tensor([-3.5, 0.0, 0.5, 7.0, 8.0])))
+    save("bn_ss_float_int", torch.searchsorted(seq, torch.tensor([-1, 0, 1, 3, 4]), right=True))
+    save("bn_ss_scalar", torch.searchsorted(seq, 1.0))
+    save("bn_bucket", torch.bucketize(vals, seq))
+    save("bn_bucket_right", torch.bucketize(vals, seq, right=True))
+    save("bn_bucket_scalar", torch.bucketize(0.5, seq))
+    # bincount: counts, minlength, and weights of each type.
+    counts_in = torch.randint(0, 9, (40,), generator=g)
+    w = torch.randn(40, generator=g)
+    save("bn_counts_in", counts_in)
+    save("bn_w", w)
+    save("bn_bincount", torch.bincount(counts_in))
+    save("bn_bincount_min", torch.bincount(counts_in, minlength=12))
+    save("bn_bincount_w", torch.bincount(counts_in, w))
+    save("bn_bincount_wd", torch.bincount(counts_in, w.double(), minlength=3))
+    save("bn_bincount_wi", torch.bincount(counts_in.int(), torch.arange(40, dtype=torch.int32)))
+    # histc: the data's own range, a given range (elements outside left out,
+    # the last edge in the last bin), constant data, doubles.
+    h = torch.randn(6, 50, generator=g)
+    save("bn_h", h)
+    save("bn_histc", torch.histc(h, 7))
+    save("bn_histc_range", torch.histc(h, 10, min=-1.0, max=1.5))
+    # (Not NaN: PyTorch 1.13 converts it to a bin position, undefined in C++,
+    # and counts it in bin 0 on x86; its documentation, and later versions,
+    # leave it out.)
+    save("bn_histc_edges", torch.histc(torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 2.0, -0.01, 2.01]), 4, min=0, max=2))
+    save("bn_histc_const", torch.histc(torch.full((5,), 2.0), 4))
+    save("bn_histc_empty", torch.histc(torch.tensor([]), 3))
+    save("bn_histc_double", torch.histc(h.double().t(), 9, min=-2, max=2))
+    # unique and unique_consecutive, flat and along a dim.
+    u = torch.randint(-3, 4, (4, 6), generator=g)
+    save("bn_u", u)
+    for name, (v, inv, cnt) in {"unique": torch.unique(u, return_inverse=True, return_counts=True),
+                                "unique_t": torch.unique(u.t(), return_inverse=True, return_counts=True),
+                                "consec": torch.unique_consecutive(u, return_inverse=True, return_counts=True)}.items():
+        save(f"bn_{name}", v)
+        save(f"bn_{name}_inv", inv)
+        save(f"bn_{name}_cnt", cnt)
+    rowsu = torch.tensor([[1, 2, 0], [0, 5, 1], [1, 2, 0], [1, 1, 9], [0, 5, 1], [0, 5, 1]])
+    save("bn_rowsu", rowsu)
+    ud = torch.randint(0, 2, (2, 5, 3), generator=g).float()
+    save("bn_ud", ud)
+    for name, (v, inv, cnt) in {"udim0": torch.unique(rowsu, dim=0, return_inverse=True, return_counts=True),
+                                "udim1": torch.unique(ud, dim=1, return_inverse=True, return_counts=True),
+                                "udim_last": torch.unique(ud, dim=-1, return_inverse=True, return_counts=True),
+                                "cdim0": torch.unique_consecutive(rowsu, dim=0, return_inverse=True, return_counts=True),
+                                "cdim1": torch.unique_consecutive(ud, dim=1, return_inverse=True,
+                                                                  return_counts=True)}.items():
+        save(f"bn_{name}", v)
+        save(f"bn_{name}_inv", inv)
+        save(f"bn_{name}_cnt", cnt)
+    fl = torch.tensor([2.5, -1.0, 2.5, -0.0, 0.0, inf, -inf, 2.5])
+    save("bn_fl", fl)
+    save("bn_unique_fl", torch.unique(fl))
+    save("bn_consec_fl", torch.unique_consecutive(fl))
+    # meshgrid and cartesian_prod.
+    a, b, c = torch.randn(3, generator=g), torch.randn(4, generator=g), torch.tensor(2.5)
+    save("bn_a", a)
+    save("bn_b", b)
+    for indexing in ("ij", "xy"):
+        for i, m in enumerate(torch.meshgrid(a, b, c, indexing=indexing)):
+            save(f"bn_mesh_{indexing}{i}", m)
+    save("bn_cart", torch.cartesian_prod(a, b, torch.tensor([7.0, 8.0])))
+
+
 def autograd_cases():
     g = torch.Generator().manual_seed(13)
 
@@ -2185,6 +2282,7 @@ if __name__ == "__main__":
     linalg()
     shape_ops()
     shape_more()
+    binning()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

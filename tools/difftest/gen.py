@@ -528,6 +528,68 @@ def case_shape(g):
            [f"return std::vector{{difftest::out({th})}};"], "{0, 0}"
 
 
+def case_binning(g):
+    """unique, unique_consecutive, searchsorted, bincount and histc (inputs
+    without NaN: docs/differences.md lists where NaN is handled otherwise)."""
+    dtype = pick_dtype(g.r)
+    shape = g.shape(g.r.randint(1, 3), zero=0.03)
+    rank = len(shape)
+    is_float = dtype in FLOATS
+    x = g.input(dtype, shape, fill=["kTies"] if is_float else [])
+    X, Y = x.ts, x.th
+    d = g.r.randrange(rank)
+    three = "return std::vector{difftest::out(v), difftest::out(i), difftest::out(c)};"
+    forms = ["unique", "unique_dim", "unique_consecutive", "unique_consecutive_dim"]
+    if dtype != torch.bool:
+        forms.append("searchsorted")
+    if dtype in (torch.int32, torch.int64):
+        forms.append("bincount")
+    if is_float:
+        forms.append("histc")
+    name = g.r.choice(forms)
+    if name == "unique":
+        return [f"auto [v, i, c] = tsr::unique({X}, true, true, true);", three], \
+               [f"auto [v, i, c] = torch::_unique2({Y}, true, true, true);", three], "{0, 0}"
+    if name == "unique_dim":
+        return [f"auto [v, i, c] = tsr::unique_dim({X}, {d}, true, true, true);", three], \
+               [f"auto [v, i, c] = torch::unique_dim({Y}, {d}, true, true, true);", three], "{0, 0}"
+    if name.startswith("unique_consecutive"):
+        dim = str(d) if name.endswith("dim") else None
+        return [f"auto [v, i, c] = tsr::unique_consecutive({X}, true, true, {dim or 'std::nullopt'});", three], \
+               [f"auto [v, i, c] = torch::unique_consecutive({Y}, true, true, {dim or 'c10::nullopt'});", three], "{0, 0}"
+    if name == "searchsorted":
+        right = g.r.choice(["true", "false"])
+        # One sorted sequence for all values, or one per line of them.
+        flat = g.r.random() < 0.5
+        ts_seq = f"{X}.reshape({{-1}})" if flat else X
+        th_seq = f"{Y}.reshape({{-1}})" if flat else Y
+        return [f"auto s = std::get<0>(tsr::sort({ts_seq}));",
+                f"return std::vector{{difftest::out(tsr::searchsorted(s, {X}, {right}))}};"], \
+               [f"auto s = std::get<0>(torch::sort({th_seq}));",
+                f"return std::vector{{difftest::out(torch::searchsorted(s, {Y}, false, {right}))}};"], "{0, 0}"
+    if name == "bincount":
+        minlength = g.r.choice([0, 0, 3, 9])
+        numel = 1
+        for n in shape:
+            numel *= n
+        # (Weights of an empty input: PyTorch returns int64 zeros, tessera
+        # zeros of the weights' result type: docs/differences.md.)
+        if g.r.random() < 0.5 or numel == 0:
+            return [f"return std::vector{{difftest::out(tsr::bincount("
+                    f"tsr::Tensor<{DTYPES[dtype]}>(tsr::abs({X})).reshape({{-1}}), {minlength}))}};"], \
+                   [f"return std::vector{{difftest::out(torch::bincount(torch::abs({Y}).reshape({{-1}}), {{}}, "
+                    f"{minlength}))}};"], "{0, 0}"
+        w = g.input(g.r.choice(FLOATS), (numel,))
+        return [f"return std::vector{{difftest::out(tsr::bincount("
+                f"tsr::Tensor<{DTYPES[dtype]}>(tsr::abs({X})).reshape({{-1}}), {w.ts}, {minlength}))}};"], \
+               [f"return std::vector{{difftest::out(torch::bincount(torch::abs({Y}).reshape({{-1}}), {w.th}, "
+                f"{minlength}))}};"], "{0, 0}"
+    bins = g.r.choice([1, 3, 10])
+    lo, hi = g.r.choice([(0, 0), (-1, 2), (2, 2), (-3, 3), (1, -1)])
+    return [f"return std::vector{{difftest::out(tsr::histc({X}, {bins}, {lo}, {hi}))}};"], \
+           [f"return std::vector{{difftest::out(torch::histc({Y}, {bins}, {lo}, {hi}))}};"], "{0, 0}"
+
+
 def case_inplace(g):
     dtype = pick_dtype(g.r, floats_only=g.r.random() < 0.6)
     shape = g.shape(g.r.randint(1, 3), zero=0)
@@ -626,7 +688,7 @@ def case_autograd(g):
 
 
 KINDS = [(case_elementwise, 35), (case_reduction, 20), (case_max_dim, 4), (case_matmul, 10), (case_shape, 15),
-         (case_inplace, 6), (case_autograd, 15)]
+         (case_binning, 5), (case_inplace, 6), (case_autograd, 15)]
 
 
 def main():

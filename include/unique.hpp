@@ -1,0 +1,131 @@
+// unique and unique_consecutive: the distinct elements of a tensor (or the
+// distinct slices along a dim), with where each input element went (inverse)
+// and how many each kept one stands for (counts).
+//
+// unique always sorts, as PyTorch does on the CPU whatever `sorted` says;
+// NaN orders last, and as NaN != NaN every NaN is its own value (PyTorch
+// 1.13 merges them into a wrong count; later versions do as here). Results
+// have no gradient. As in libtorch, the three-result forms return an empty
+// inverse or counts where they were not asked for.
+#pragma once
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "sort.hpp"
+
+namespace tsr {
+namespace detail {
+
+// The runs of equal slices of a contiguous [n, m] host tensor (its rows),
+// read in sorted order (sort) or as they stand: the first row of each run,
+// each row's run, and each run's length.
+struct Runs {
+  std::vector<int64_t> first, run_of, length;
+};
+
+template <class T>
+Runs runs_of_rows(const Tensor<T>& rows, int64_t n, int64_t m, bool sort) {
+  const T* p = rows.data_ptr();
+  using A = acc_t<T>;
+  auto row = [&](int64_t r, int64_t j) { return convert<A>(p[r * m + j]); };
+  std::vector<int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  if (sort) {
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      for (int64_t j = 0; j < m; ++j) {
+        if (sorts_before(row(a, j), row(b, j))) return true;
+        if (sorts_before(row(b, j), row(a, j))) return false;
+      }
+      return false;
+    });
+  }
+  auto same = [&](int64_t a, int64_t b) {
+    for (int64_t j = 0; j < m; ++j)
+      if (!(row(a, j) == row(b, j))) return false;  // NaN equals nothing
+    return true;
+  };
+  Runs r;
+  r.run_of.resize(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t at = order[static_cast<std::size_t>(i)];
+    if (i == 0 || !same(r.first.back(), at)) {
+      r.first.push_back(at);
+      r.length.push_back(0);
+    }
+    r.run_of[static_cast<std::size_t>(at)] = static_cast<int64_t>(r.first.size()) - 1;
+    ++r.length.back();
+  }
+  return r;
+}
+
+inline Tensor<int64_t> tensor_of(const std::vector<int64_t>& v, const Shape& shape, Device device, bool wanted) {
+  if (!wanted) return empty<int64_t>({0}, device);
+  auto t = Tensor<int64_t>::allocate(shape);
+  std::copy(v.begin(), v.end(), t.data_ptr());
+  return placed_on(std::move(t), device);
+}
+
+// unique (sort) or unique_consecutive of the elements, or of the slices
+// along dim where it is given.
+template <class T>
+std::tuple<Tensor<T>, Tensor<int64_t>, Tensor<int64_t>> distinct(const Tensor<T>& x, std::optional<int64_t> dim,
+                                                                 bool sort, bool return_inverse, bool return_counts) {
+  const NoGradGuard no_grad;  // no gradient, as in PyTorch
+  if (!dim) {
+    const Tensor<T> flat = x.reshape({-1});
+    const int64_t n = flat.numel();
+    const Runs r = runs_of_rows(host_contiguous(flat), n, 1, sort);
+    const auto k = static_cast<int64_t>(r.first.size());
+    return {take_along(flat, 0, k, [&](int64_t i) { return r.first[static_cast<std::size_t>(i)]; }),
+            tensor_of(r.run_of, x.sizes(), x.device(), return_inverse),
+            tensor_of(r.length, {k}, x.device(), return_counts)};
+  }
+  check<IndexError>(x.dim() > 0, "Dimension specified as ", *dim, " but tensor has no dimensions");
+  const int64_t d = wrap_dim(*dim, x.dim());
+  const int64_t n = x.size(d);
+  if (n == 0) {
+    return {x.clone(), tensor_of({}, {0}, x.device(), return_inverse), tensor_of({}, {0}, x.device(), return_counts)};
+  }
+  check(x.numel() > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+  const Tensor<T> rows = host_contiguous(movedim(x, d, int64_t{0}));
+  const Runs r = runs_of_rows(rows, n, x.numel() / n, sort);
+  const auto k = static_cast<int64_t>(r.first.size());
+  return {take_along(x, d, k, [&](int64_t i) { return r.first[static_cast<std::size_t>(i)]; }),
+          tensor_of(r.run_of, {n}, x.device(), return_inverse), tensor_of(r.length, {k}, x.device(), return_counts)};
+}
+
+}  // namespace detail
+
+// The distinct elements, sorted: a 1-D tensor.
+template <Expression E>
+auto unique(const E& e) {
+  return std::get<0>(detail::distinct(detail::unrecorded_tensor(e), std::nullopt, true, false, false));
+}
+// {values, inverse, counts}: the distinct elements, sorted; for each input
+// element the position of its value (inverse, in the input's shape); how
+// often each value occurs (counts). `sorted` is accepted for PyTorch's
+// signature: the values are always sorted.
+template <Expression E>
+auto unique(const E& e, bool sorted, bool return_inverse, bool return_counts = false) {
+  (void)sorted;
+  return detail::distinct(detail::unrecorded_tensor(e), std::nullopt, true, return_inverse, return_counts);
+}
+// The distinct slices along dim, sorted (compared element by element, in
+// order); inverse gives each input slice's position.
+template <Expression E>
+auto unique_dim(const E& e, int64_t dim, bool sorted = true, bool return_inverse = false, bool return_counts = false) {
+  (void)sorted;
+  return detail::distinct(detail::unrecorded_tensor(e), dim, true, return_inverse, return_counts);
+}
+// Each run of equal consecutive elements (or slices along dim) reduced to
+// one, in the input's order: {values, inverse, counts}.
+template <Expression E>
+auto unique_consecutive(const E& e, bool return_inverse = false, bool return_counts = false,
+                        std::optional<int64_t> dim = std::nullopt) {
+  return detail::distinct(detail::unrecorded_tensor(e), dim, false, return_inverse, return_counts);
+}
+
+}  // namespace tsr
