@@ -8,6 +8,7 @@
 #pragma once
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "factories.hpp"
@@ -250,6 +251,25 @@ Tensor<T> gather(const Tensor<T>& x, int64_t dim, const Tensor<int64_t>& index) 
   }
   detail::record_op<autograd::tag::Gather>(out, x, dim, index);
   return out;
+}
+
+// The elements of x at `indices` along dim (torch.take_along_dim): gather,
+// after x and indices broadcast against each other in every other dim;
+// without a dim, the flattened x at the flattened indices.
+template <class T>
+Tensor<T> take_along_dim(const Tensor<T>& x, const Tensor<int64_t>& indices, std::optional<int64_t> dim = std::nullopt) {
+  if (!dim) return gather(x.reshape({-1}), 0, indices.reshape({-1}));
+  detail::check(x.dim() == indices.dim(),
+                "torch.take_along_dim(): input and indices should have the same number of dimensions, but got ",
+                x.dim(), " dimensions for input, and ", indices.dim(), " dimensions for indices");
+  const int64_t d = detail::wrap_dim(*dim, x.dim());
+  if (x.dim() == 0) return gather(x, d, indices);
+  Shape picked = x.sizes();
+  picked[static_cast<std::size_t>(d)] = indices.size(d);
+  const Shape shape = detail::broadcast_shapes(picked, indices.sizes());
+  Shape source = shape;
+  source[static_cast<std::size_t>(d)] = x.size(d);
+  return gather(x.expand(source), d, indices.expand(shape));
 }
 
 // In place: self[i][index[i][j][k]][k] = src[i][j][k] for dim 1 (any rank).

@@ -1,9 +1,11 @@
-// Inclusive scans along a dim: cumsum and cumprod, cummax and cummin.
+// Inclusive scans along a dim: cumsum and cumprod, cummax and cummin; and
+// vander, a matrix of running products.
 // cumsum and cumprod of integer and bool inputs give int64 (PyTorch's rule);
 // floats accumulate in double, as PyTorch's CPU kernels do, so long scans do
 // not drift.
 #pragma once
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "reduce_dims.hpp"
@@ -150,6 +152,21 @@ auto cumprod(const E& e, int64_t dim) {
   });
   detail::record_op<autograd::tag::Cumprod>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
   return out;
+}
+
+// The Vandermonde matrix of a 1-D x: columns of powers x^(n-1), ..., x, 1
+// (increasing: 1, x, ..., x^(n-1)), n = x.numel() unless given; integer and
+// bool x give int64, as in PyTorch. The powers are running products.
+template <class T>
+auto vander(const Tensor<T>& x, std::optional<int64_t> n = std::nullopt, bool increasing = false) {
+  using R = std::conditional_t<is_floating_v<T>, T, int64_t>;
+  detail::check(x.dim() == 1, "x must be a one-dimensional tensor.");
+  const int64_t cols = n.value_or(x.numel());
+  detail::check(cols >= 0, "N must be non-negative.");
+  const Tensor<R> column = Tensor<R>(cast<R>(x)).unsqueeze(1);
+  Tensor<R> powers = ones<R>({x.numel(), std::min<int64_t>(cols, 1)}, x.device());
+  if (cols > 1) powers = cat({powers, cumprod(column.expand({x.numel(), cols - 1}), 1)}, 1);
+  return increasing ? powers : flip(powers, {1});
 }
 
 }  // namespace tsr

@@ -1,9 +1,10 @@
 // Shape operations that rearrange whole tensors: cat, stack, split, chunk,
 // unbind, flip, roll, repeat, tile, movedim, tril, triu, diagonal, diag,
-// trace, diff, meshgrid and cartesian_prod.
+// trace, diff, meshgrid, cartesian_prod, block_diag, rot90 and atleast_1d,
+// _2d and _3d.
 //
 // Where a result is a view (split, chunk, unbind, movedim, diagonal,
-// meshgrid) it
+// meshgrid, atleast_*d) it
 // shares storage as in
 // PyTorch; everything else writes a new contiguous tensor, through the
 // evaluation engine wherever the copy is a strided view (cat, stack, repeat)
@@ -533,6 +534,71 @@ Tensor<T> cartesian_prod(const std::vector<Tensor<T>>& tensors) {
 template <class T>
 Tensor<T> cartesian_prod(std::initializer_list<Tensor<T>> tensors) {
   return cartesian_prod(std::vector<Tensor<T>>(tensors));
+}
+
+// The tensors placed along the diagonal of a new matrix, zeros elsewhere: a
+// 2-D tensor is a block as it stands, a 1-D one a row, a 0-D one a 1 x 1
+// block. No tensors give a 1 x 0 matrix, as in PyTorch.
+template <class T>
+Tensor<T> block_diag(const std::vector<Tensor<T>>& tensors) {
+  std::vector<Tensor<T>> blocks;
+  int64_t cols = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor<T>& t = tensors[i];
+    detail::check(t.dim() <= 2, "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input ", i, " has ",
+                  t.dim(), " dimensions");
+    blocks.push_back(t.dim() == 2 ? t : t.reshape({1, t.numel()}));
+    cols += blocks.back().size(1);
+  }
+  if (blocks.empty()) return zeros<T>({1, 0});
+  // Each block's rows, padded with zeros on both sides: one cat of rows,
+  // which differentiates into each block.
+  std::vector<Tensor<T>> rows;
+  int64_t left = 0;
+  for (const auto& b : blocks) {
+    const int64_t r = b.size(0), c = b.size(1);
+    rows.push_back(cat({zeros<T>({r, left}, b.device()), b, zeros<T>({r, cols - left - c}, b.device())}, 1));
+    left += c;
+  }
+  return cat(rows, 0);
+}
+template <class T>
+Tensor<T> block_diag(std::initializer_list<Tensor<T>> tensors) {
+  return block_diag(std::vector<Tensor<T>>(tensors));
+}
+
+// x turned k quarter turns in the plane of dims (from dims[0] towards
+// dims[1]); a negative k turns the other way.
+template <class T>
+Tensor<T> rot90(const Tensor<T>& x, int64_t k = 1, const Shape& dims = {0, 1}) {
+  detail::check(dims.size() == 2, "expected total rotation dims == 2, but got dims = ", dims.size());
+  detail::check(x.dim() >= 2, "expected total dims >= 2, but got total dims = ", x.dim());
+  const int64_t d0 = detail::wrap_dim(dims[0], x.dim()), d1 = detail::wrap_dim(dims[1], x.dim());
+  detail::check(d0 != d1, "expected rotation dims to be different, but got dim0 = ", dims[0], " and dim1 = ", dims[1]);
+  switch (((k % 4) + 4) % 4) {
+    case 1: return flip(x, {d1}).transpose(d0, d1);
+    case 2: return flip(x, {d0, d1});
+    case 3: return flip(x, {d0}).transpose(d0, d1);
+    default: return x.clone();
+  }
+}
+
+// x with at least 1, 2 or 3 dims, as a view: a 0-D x becomes [1] ([1, 1],
+// [1, 1, 1]), a 1-D [n] becomes [1, n] (atleast_3d: [1, n, 1]) and a 2-D
+// [m, n] becomes [m, n, 1] for atleast_3d.
+template <class T>
+Tensor<T> atleast_1d(const Tensor<T>& x) {
+  return x.dim() >= 1 ? x : x.reshape({1});
+}
+template <class T>
+Tensor<T> atleast_2d(const Tensor<T>& x) {
+  return x.dim() >= 2 ? x : x.reshape({1, x.numel()});
+}
+template <class T>
+Tensor<T> atleast_3d(const Tensor<T>& x) {
+  if (x.dim() >= 3) return x;
+  if (x.dim() == 2) return x.unsqueeze(2);
+  return x.reshape({1, x.numel(), 1});
 }
 
 }  // namespace tsr

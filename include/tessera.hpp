@@ -42,6 +42,7 @@
 #include "order_statistics.hpp"
 #include "binning.hpp"
 #include "unique.hpp"
+#include "products.hpp"
 #include "autograd/tensor_autograd.hpp"
 #include "autograd/reduction_rules.hpp"
 #include "autograd/linalg_rules.hpp"

@@ -316,6 +316,31 @@ TEST_CASE("gradcheck: shape functions and order statistics") {
   }, {x});
 }
 
+TEST_CASE("gradcheck: products, block_diag, rot90, take_along_dim, vander, meshgrid and cartesian_prod") {
+  manual_seed(10);
+  const Tensor<double> m = randn<double>({3, 4}), v = randn<double>({4}), c = randn<double>({3});
+  gradcheck_ok("addmv", [](const V& x) { return addmv(x[0], x[1], x[2], 0.5, -2); }, {c, m, v});
+  gradcheck_ok("addr", [](const V& x) { return addr(x[0], x[1], x[2], 2, 0.5); }, {m, c, v});
+  const Tensor<double> b1 = randn<double>({2, 3, 4}), b2 = randn<double>({2, 4, 2}), c2 = randn<double>({3, 2});
+  gradcheck_ok("addbmm", [](const V& x) { return addbmm(x[0], x[1], x[2], 0.5, 1.5); }, {c2, b1, b2});
+  gradcheck_ok("baddbmm", [](const V& x) { return baddbmm(x[0], x[1], x[2], -1, 0.25); }, {c2, b1, b2});
+  gradcheck_ok("tensordot", [](const V& x) { return tensordot(x[0], x[1], {1, 2}, {1, 0}); },
+               {randn<double>({2, 3, 4}), randn<double>({4, 3, 2})});
+  gradcheck_ok("kron", [](const V& x) { return kron(x[0], x[1]); }, {m, randn<double>({2, 1, 2})});
+  gradcheck_ok("block_diag", [](const V& x) { return block_diag({x[0], x[1], x[2].select(0, 0)}); }, {m, v, c});
+  gradcheck_ok("rot90", [](const V& x) {
+    return Tensor<double>(rot90(x[0], 1) * rot90(x[0], 3) + rot90(x[0], 2).t());
+  }, {m});
+  gradcheck_ok("take_along_dim", [](const V& x) {
+    return take_along_dim(x[0], tensor<int64_t>({3, 0, 0, 2}, {1, 4}), 0);
+  }, {randn<double>({4, 1})});
+  gradcheck_ok("vander", [](const V& x) { return vander(x[0], 4); }, {c});
+  gradcheck_ok("meshgrid, cartesian_prod", [](const V& x) {
+    const auto grids = meshgrid({x[0], x[1]}, "xy");
+    return Tensor<double>(sum(grids[0] * grids[1]) + sum(cartesian_prod({x[0], x[1]})));
+  }, {c, v});
+}
+
 TEST_CASE("gradcheck: the remaining elementwise rules") {
   manual_seed(8);
   const Tensor<double> x = randn<double>({3, 4});

@@ -530,3 +530,52 @@ TEST_CASE("linalg: matrix_power, multi_dot and cholesky_solve match PyTorch, gra
   CHECK(error_of([] { cholesky_solve(ones<float>({3}), eye<float>(3)); }) ==
         "b should have at least 2 dimensions, but has 1 dimensions instead");
 }
+
+TEST_CASE("addmv, addr, addbmm, baddbmm, tensordot, kron and logdet match PyTorch") {
+  const auto m = test::golden<float>("ps_m"), v = test::golden<float>("ps_v"), c = test::golden<float>("ps_c");
+  check_close(addmv(c, m, v, 0.5, 2), test::golden("ps_addmv"), 1e-5, 1e-5, "addmv");
+  check_close(addmv(c.narrow(0, 0, 1), m.t().narrow(1, 0, 4).t(), v, 1, -1), test::golden("ps_addmv_t"), 1e-5, 1e-5,
+              "addmv of a strided matrix, c of one element");
+  check_close(addmv(full<float>({4}, NAN), m, v, 0), test::golden("ps_addmv_beta0"), 1e-5, 1e-5, "beta = 0 ignores NaN");
+  const auto u = test::golden<float>("ps_u"), w = test::golden<float>("ps_w");
+  check_close(addr(m, u, w, 2, 0.5), test::golden("ps_addr"), 1e-5, 1e-5, "addr");
+  check_close(addr(c.narrow(0, 0, 1), u, w), test::golden("ps_addr_bcast"), 1e-5, 1e-5, "addr, c broadcast");
+  const auto b1 = test::golden<float>("ps_b1"), b2 = test::golden<float>("ps_b2"), cm = test::golden<float>("ps_cm");
+  check_close(addbmm(cm, b1, b2, 0.5, 1.5), test::golden("ps_addbmm"), 1e-5, 1e-5, "addbmm");
+  check_close(baddbmm(cm, b1, b2, -1, 0.25), test::golden("ps_baddbmm"), 1e-5, 1e-5, "baddbmm, c broadcast");
+  check_close(baddbmm(full<float>({3, 4, 2}, NAN), b1, b2, 0), test::golden("ps_baddbmm_beta0"), 1e-5, 1e-5,
+              "baddbmm, beta = 0 ignores NaN");
+  const auto ints = test::golden<int64_t>("ps_ints");
+  check_close(addmv(tensor<int64_t>({1, 2}), ints, tensor<int64_t>({3, -1, 2}), 2, 3), test::golden("ps_addmv_int"), 0, 0,
+              "integer addmv");
+
+  const auto x3 = test::golden<float>("ps_x3"), y3 = test::golden<float>("ps_y3");
+  check_close(tensordot(x3, y3, {1, 2}, {1, 0}), test::golden("ps_td_lists"), 1e-5, 1e-5, "tensordot over two dims");
+  check_close(tensordot(x3, y3, 1), test::golden("ps_td_1"), 1e-5, 1e-5, "tensordot over the last and first dim");
+  check_close(tensordot(x3.narrow(2, 0, 2), y3.select(0, 0).narrow(0, 0, 2), 0), test::golden("ps_td_0"), 1e-6, 1e-6,
+              "tensordot over no dims: the outer product");
+  check_close(tensordot(x3, y3.transpose(0, 1), {-2}, {0}), test::golden("ps_td_neg"), 1e-5, 1e-5,
+              "tensordot with a negative dim");
+  check_close(kron(test::golden<float>("ps_ka"), test::golden<float>("ps_kb")), test::golden("ps_kron"), 0, 0, "kron");
+  const auto kron_int = kron(ints, tensor<float>({1.f, 10.f}));
+  static_assert(std::is_same_v<decltype(kron_int), const Tensor<float>>, "kron promotes");
+  check_close(kron_int, test::golden("ps_kron_int"), 0, 0, "kron of an integer and a float tensor");
+
+  const auto sq = test::golden<double>("ps_sq");
+  check_close(logdet(sq), test::golden("ps_logdet"), 1e-10, 1e-10, "logdet: NaN for a negative determinant, -inf for 0");
+  check_close(logdet(test::golden<double>("ps_spd")), test::golden("ps_logdet_spd"), 1e-12, 1e-12, "logdet");
+
+  CHECK(error_of([&] { addmv(c.narrow(0, 0, 3), m, v); }) == "size mismatch, got 3, 4x5,5");
+  CHECK(error_of([&] { addmv(c, m, tensor<float>({1.f})); }) == "size mismatch, got 4, 4x5,1");
+  CHECK(error_of([&] { addmv(c, v, v); }) == "vector + matrix @ vector expected, got 1, 1, 1");
+  CHECK(error_of([&] { addr(m, m, w); }) == "addr: Expected 1-D argument vec1, but got 2-D");
+  CHECK(error_of([&] { addbmm(cm, b1, b2.narrow(0, 0, 2)); }) ==
+        "batch1 and batch2 must have same number of batches, got 3 and 2");
+  CHECK(error_of([&] { addbmm(cm, b1, b1); }) == "Incompatible matrix sizes for bmm (4x6 and 4x6)");
+  CHECK(error_of([&] { addbmm(cm, m, b2); }) == "batch1 must be a 3D tensor");
+  CHECK(error_of([&] { tensordot(x3, y3, {1, 2}, {1}); }) == "both dimension lists should have same length");
+  CHECK(error_of([&] { tensordot(x3, y3, {1}, {0}); }) ==
+        "contracted dimensions need to match, but first has size 3 in dim 1 and second has size 4 in dim 0");
+  CHECK(error_of([&] { tensordot(x3, y3, -1); }) == "tensordot expects dims >= 0, but got dims=-1");
+  CHECK(error_of([&] { logdet(m); }) == "logdet: A must be batches of square matrices, but they are 4 by 5 matrices");
+}

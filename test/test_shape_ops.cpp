@@ -2,6 +2,9 @@
 // 1.13 (tools/make_golden.py: shape_ops, shape_more, binning), on
 // contiguous, transposed, sliced and expanded inputs, with PyTorch's error
 // texts.
+#include <algorithm>
+#include <array>
+
 #include "common.hpp"
 
 using namespace tsr;
@@ -544,4 +547,65 @@ TEST_CASE("meshgrid and cartesian_prod") {
   CHECK(error_of([] { meshgrid({zeros<float>({1, 2})}); }) ==
         "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of shape [1, 2]");
   CHECK(error_of([&] { cartesian_prod({a, zeros<float>({1, 2})}); }) == "Expect a 1D vector, but got shape [1, 2]");
+}
+
+TEST_CASE("block_diag, rot90, take_along_dim, vander, tril_indices, triu_indices and atleast_nd") {
+  const auto ka = test::golden<float>("ps_ka"), kb = test::golden<float>("ps_kb");
+  check_close(block_diag({ka, tensor<float>({5.f, 6.f}), full<float>({}, 7.f), zeros<float>({0, 3}), kb.select(0, 0)}),
+              test::golden("ps_block_diag"), 0, 0, "block_diag of 2-D, 1-D, 0-D and empty blocks");
+  CHECK(block_diag(std::vector<Tensor<float>>{}).sizes() == Shape{1, 0});
+
+  const auto ar = arange<float>(24).reshape({2, 3, 4});
+  check_close(rot90(ar, 1, {0, 1}), test::golden("ps_rot90_1_01"), 0, 0, "rot90");
+  check_close(rot90(ar, 2, {1, 2}), test::golden("ps_rot90_2_12"), 0, 0, "rot90 twice");
+  check_close(rot90(ar, -1, {2, 0}), test::golden("ps_rot90_m1_20"), 0, 0, "rot90 backwards");
+  check_close(rot90(ar, 7, {0, -1}), test::golden("ps_rot90_7_0m1"), 0, 0, "rot90 seven times, a negative dim");
+  const auto same = rot90(ar, 0);
+  check_close(same, test::golden("ps_rot90_0_01"), 0, 0, "no turn");
+  CHECK(!same.is_alias_of(ar));  // a copy, as in PyTorch
+
+  check_close(take_along_dim(ar, tensor<int64_t>({1, 0, 2, 3, 3, 0}, {2, 3, 1}), 2), test::golden("ps_tad"), 0, 0,
+              "take_along_dim");
+  check_close(take_along_dim(ar, tensor<int64_t>({2, 0}, {1, 2, 1}), 1), test::golden("ps_tad_bcast"), 0, 0,
+              "take_along_dim broadcasts");
+  check_close(take_along_dim(ar, tensor<int64_t>({23, 0, 5})), test::golden("ps_tad_flat"), 0, 0,
+              "take_along_dim of the flattened tensor");
+
+  const auto xv = test::golden<float>("ps_xv");
+  check_close(vander(xv), test::golden("ps_vander"), 0, 0, "vander");
+  check_close(vander(xv, 3, true), test::golden("ps_vander_inc3"), 0, 0, "vander, increasing, 3 columns");
+  const auto vi = vander(tensor<int32_t>({2, -1, 3}), 5);
+  static_assert(std::is_same_v<decltype(vi), const Tensor<int64_t>>, "integer vander gives int64");
+  check_close(vi, test::golden("ps_vander_int"), 0, 0, "integer vander");
+  CHECK(vander(xv, 0).sizes() == Shape{4, 0});
+
+  for (const auto& [rows, cols, off] : std::vector<std::array<int64_t, 3>>{{3, 4, 1}, {4, 3, -1}, {5, 5, 0}, {3, 3, -5},
+                                                                          {0, 3, 0}, {2, 6, 3}}) {
+    std::string suffix = std::to_string(rows) + "_" + std::to_string(cols) + "_" + std::to_string(off);
+    std::replace(suffix.begin(), suffix.end(), '-', 'm');
+    check_close(tril_indices(rows, cols, off), test::golden("ps_tril_" + suffix), 0, 0, "tril_indices " + suffix);
+    check_close(triu_indices(rows, cols, off), test::golden("ps_triu_" + suffix), 0, 0, "triu_indices " + suffix);
+  }
+
+  const auto v2 = tensor<float>({1.f, 2.f});
+  CHECK(atleast_1d(full<float>({}, 1.f)).sizes() == Shape{1});
+  CHECK(atleast_2d(v2).sizes() == Shape{1, 2});
+  CHECK(atleast_3d(v2).sizes() == Shape{1, 2, 1});
+  CHECK(atleast_3d(ka).sizes() == Shape{2, 3, 1});
+  CHECK(atleast_3d(full<float>({}, 1.f)).sizes() == Shape{1, 1, 1});
+  CHECK(atleast_2d(ka).is_alias_of(ka));
+
+  CHECK(error_of([] { block_diag({ones<float>({2, 2, 2})}); }) ==
+        "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input 0 has 3 dimensions");
+  CHECK(error_of([&] { rot90(ar, 1, {0, 0}); }) == "expected rotation dims to be different, but got dim0 = 0 and dim1 = 0");
+  CHECK(error_of([&] { rot90(ar, 1, {0}); }) == "expected total rotation dims == 2, but got dims = 1");
+  CHECK(error_of([] { rot90(arange<float>(3)); }) == "expected total dims >= 2, but got total dims = 1");
+  CHECK(error_of([&] { take_along_dim(ar, tensor<int64_t>({2, 0}), 1); }) ==
+        "torch.take_along_dim(): input and indices should have the same number of dimensions, but got 3 dimensions for "
+        "input, and 1 dimensions for indices");
+  CHECK(raises_index_error([&] { take_along_dim(ar, tensor<int64_t>({-1}, {1, 1, 1}), 2); }));
+  CHECK(error_of([] { vander(ones<float>({1, 3})); }) == "x must be a one-dimensional tensor.");
+  CHECK(error_of([&] { vander(xv, -1); }) == "N must be non-negative.");
+  CHECK(error_of([] { tril_indices(-1, 3); }) == "row must be non-negative, got -1");
+  CHECK(error_of([] { triu_indices(3, -2); }) == "col must be non-negative, got -2");
 }

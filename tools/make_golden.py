@@ -755,6 +755,72 @@ def binning():
     save("bn_cart", torch.cartesian_prod(a, b, torch.tensor([7.0, 8.0])))
 
 
+def products_shapes():
+    """addmv, addr, addbmm, baddbmm, tensordot, kron, logdet, block_diag,
+    rot90, take_along_dim, vander, tril_indices, triu_indices (ps_*)."""
+    g = torch.Generator().manual_seed(29)
+    nan = float("nan")
+
+    def r(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g, dtype=dtype)
+
+    m, v, c = r(4, 5), r(5), r(4)
+    for name, t in {"m": m, "v": v, "c": c}.items():
+        save(f"ps_{name}", t)
+    save("ps_addmv", torch.addmv(c, m, v, beta=0.5, alpha=2))
+    save("ps_addmv_t", torch.addmv(c[:1], m.t()[:, :4].t(), v, beta=1, alpha=-1))  # a strided matrix, c of size 1
+    save("ps_addmv_beta0", torch.addmv(torch.full((4,), nan), m, v, beta=0))
+    u, w = r(4), r(5)
+    save("ps_u", u)
+    save("ps_w", w)
+    save("ps_addr", torch.addr(m, u, w, beta=2, alpha=0.5))
+    save("ps_addr_bcast", torch.addr(c[:1], u, w))
+    b1, b2, cm = r(3, 4, 6), r(3, 6, 2), r(4, 2)
+    for name, t in {"b1": b1, "b2": b2, "cm": cm}.items():
+        save(f"ps_{name}", t)
+    save("ps_addbmm", torch.addbmm(cm, b1, b2, beta=0.5, alpha=1.5))
+    save("ps_baddbmm", torch.baddbmm(cm, b1, b2, beta=-1, alpha=0.25))
+    save("ps_baddbmm_beta0", torch.baddbmm(torch.full((3, 4, 2), nan), b1, b2, beta=0))
+    ints = torch.randint(-4, 5, (2, 3), generator=g)
+    save("ps_ints", ints)
+    save("ps_addmv_int", torch.addmv(torch.tensor([1, 2]), ints, torch.tensor([3, -1, 2]), beta=2, alpha=3))
+    x3, y3 = r(2, 3, 4), r(4, 3, 5)
+    save("ps_x3", x3)
+    save("ps_y3", y3)
+    save("ps_td_lists", torch.tensordot(x3, y3, dims=([1, 2], [1, 0])))
+    save("ps_td_1", torch.tensordot(x3, y3, dims=1))
+    save("ps_td_0", torch.tensordot(x3[:, :, :2], y3[0, :2], dims=0))
+    save("ps_td_neg", torch.tensordot(x3, y3.transpose(0, 1), dims=([-2], [0])))
+    ka, kb = r(2, 3), r(3, 1, 2)
+    save("ps_ka", ka)
+    save("ps_kb", kb)
+    save("ps_kron", torch.kron(ka, kb))
+    save("ps_kron_int", torch.kron(ints, torch.tensor([1.0, 10.0])))
+    sq = r(3, 4, 4, dtype=torch.float64)
+    sq[2] = torch.tensor([[1.0, 2.0, 0, 0], [2.0, 4.0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], dtype=torch.float64)
+    save("ps_sq", sq)
+    save("ps_logdet", torch.logdet(sq))
+    spd = sq[0] @ sq[0].t() + torch.eye(4, dtype=torch.float64)
+    save("ps_spd", spd)
+    save("ps_logdet_spd", torch.logdet(spd))
+    save("ps_block_diag", torch.block_diag(ka, torch.tensor([5.0, 6.0]), torch.tensor(7.0), torch.zeros(0, 3), kb[0]))
+    ar = torch.arange(24.0).reshape(2, 3, 4)
+    for k, dims in ((1, [0, 1]), (2, [1, 2]), (-1, [2, 0]), (7, [0, -1]), (0, [0, 1])):
+        save(f"ps_rot90_{k}_{dims[0]}{dims[1]}".replace("-", "m"), torch.rot90(ar, k, dims))
+    idx = torch.tensor([[[1], [0], [2]], [[3], [3], [0]]])
+    save("ps_tad", torch.take_along_dim(ar, idx, 2))
+    save("ps_tad_bcast", torch.take_along_dim(ar, torch.tensor([[[2], [0]]]), 1))
+    save("ps_tad_flat", torch.take_along_dim(ar, torch.tensor([23, 0, 5])))
+    xv = torch.tensor([1.5, -2.0, 0.5, 3.0])
+    save("ps_xv", xv)
+    save("ps_vander", torch.vander(xv))
+    save("ps_vander_inc3", torch.vander(xv, 3, increasing=True))
+    save("ps_vander_int", torch.vander(torch.tensor([2, -1, 3], dtype=torch.int32), 5))
+    for rows, cols, off in ((3, 4, 1), (4, 3, -1), (5, 5, 0), (3, 3, -5), (0, 3, 0), (2, 6, 3)):
+        save(f"ps_tril_{rows}_{cols}_{off}".replace("-", "m"), torch.tril_indices(rows, cols, off))
+        save(f"ps_triu_{rows}_{cols}_{off}".replace("-", "m"), torch.triu_indices(rows, cols, off))
+
+
 def autograd_cases():
     g = torch.Generator().manual_seed(13)
 
@@ -2283,6 +2349,7 @@ if __name__ == "__main__":
     shape_ops()
     shape_more()
     binning()
+    products_shapes()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -8,6 +8,7 @@
 // functions and matmul, and the last three are made of differentiable ops.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -440,6 +441,18 @@ Tensor<typename EB::value_type> cholesky_solve(const EB& eb, const EL& el, bool 
   });
   detail::record_op<autograd::tag::CholeskySolve>(x, b, l, upper);
   return x;
+}
+
+// torch.logdet: log det A for each matrix of A (*, n, n), NaN where the
+// determinant is negative and -inf where it is 0; slogdet's log|det| where
+// the sign is not negative, and its gradient.
+template <Expression EA>
+Tensor<typename EA::value_type> logdet(const EA& ea) {
+  using T = typename EA::value_type;
+  const Tensor<T> a(ea);
+  detail::check_square_matrices(a, "logdet");
+  const auto [sign, logabs] = linalg::slogdet(a);
+  return where(sign < T(0), std::numeric_limits<T>::quiet_NaN(), logabs);
 }
 
 }  // namespace tsr
