@@ -121,4 +121,11 @@ auto float_power(const A& a, const B& b) {
   return pow(to_double(a), to_double(b));
 }
 
+// x * 2^e, as PyTorch's ldexp (x * pow(2., e)): integer x gives float.
+template <class A, class B>
+  requires Operands<A, B>
+auto ldexp(const A& x, const B& e) {
+  return x * pow(2.0, e);
+}
+
 }  // namespace tsr

@@ -1,6 +1,6 @@
 // Order statistics along a dim: kthvalue, median and nanmedian, each with
 // the position of the element it chose (int64), and median and nanmedian
-// over all elements.
+// over all elements; quantile and nanquantile.
 //
 // NaN orders above +inf, as in sort. median returns NaN, at the first NaN's
 // position, for a line that holds one; nanmedian leaves NaN out and returns
@@ -12,10 +12,13 @@
 #pragma once
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
-#include "reduce.hpp"
+#include "indexing.hpp"
+#include "reduce_dims.hpp"
 #include "sort.hpp"
 
 namespace tsr {
@@ -129,6 +132,110 @@ auto median(const E& e) {
 template <Expression E>
 auto nanmedian(const E& e) {
   return detail::order_statistic_of_all(Tensor<typename E::value_type>(e), detail::OrderStatistic::NanMedian, "NanmedianBackward0");
+}
+
+namespace detail {
+
+// quantile and nanquantile, PyTorch's computation step by step (so results
+// match it to the last bit): sort each line, turn q into a fractional rank
+// q (n - 1) (n the line's count of non-NaN elements for nanquantile; a line
+// with NaN takes the last rank, NaN, for quantile), and interpolate between
+// the elements at the ranks below and above. Sorting, gathering and lerp are
+// recorded, so the gradient flows to the elements chosen.
+template <class T>
+Tensor<T> quantile_of(const Tensor<T>& x, const Tensor<T>& q, std::optional<int64_t> dim, bool keepdim,
+                      std::string_view interpolation, bool ignore_nan) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "quantile() input tensor must be either float or double dtype");
+  check(x.numel() > 0, "quantile() input tensor must be non-empty");
+  check(q.dim() <= 1, "quantile() q must be a scalar or 1D tensor");
+  check(interpolation == "linear" || interpolation == "lower" || interpolation == "higher" ||
+            interpolation == "midpoint" || interpolation == "nearest",
+        "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but got ", interpolation);
+  const std::vector<T> qs = q.to_vector();
+  check(std::all_of(qs.begin(), qs.end(), [](T v) { return v >= T(0) && v <= T(1); }),
+        "quantile() q values must be in the range [0, 1]");
+  // The result's shape without q's dim, and the lines: that shape with the
+  // reduced dim (size 1 where kept) last.
+  Shape shape;
+  Tensor<T> lines;
+  if (dim && x.dim() > 0) {
+    const int64_t d = wrap_dim(*dim, x.dim());
+    for (int64_t i = 0; i < x.dim(); ++i)
+      if (i != d || keepdim) shape.push_back(i == d ? 1 : x.size(i));
+    lines = x.unsqueeze(-1).transpose(d, -1);
+  } else {
+    if (dim) wrap_dim(*dim, x.dim());
+    if (keepdim) shape = Shape(static_cast<std::size_t>(x.dim()), 1);
+    lines = x.reshape({-1});
+  }
+  const int64_t n = lines.size(-1);
+  Shape line_shape = shape;
+  line_shape.push_back(n);
+  const Tensor<T> sorted = std::get<0>(sort(lines)).reshape(line_shape);
+  // The fractional ranks, one per q along the last dim; no gradient.
+  Tensor<T> ranks = unrecorded([&] {
+    const NoGradGuard no_grad;
+    const Tensor<T> q1 = q.reshape({-1}).detach();
+    const Tensor<T> s = sorted.detach();
+    if (ignore_nan) {
+      const Tensor<T> last = cast<T>(sum(!isnan(s), {-1}, true) - int64_t{1});
+      const Tensor<T> r = q1 * last;
+      return Tensor<T>(where(r < T(0), T(0), r));
+    }
+    return Tensor<T>(where(any(isnan(s), {-1}, true), static_cast<T>(n - 1), q1 * static_cast<T>(n - 1)));
+  });
+  if (interpolation == "lower") ranks = floor(ranks);
+  else if (interpolation == "higher") ranks = ceil(ranks);
+  else if (interpolation == "nearest") ranks = round(ranks);  // half to even, as PyTorch
+  const Tensor<int64_t> below = cast<int64_t>(ranks);
+  Tensor<T> values = gather(sorted, -1, below);
+  if (interpolation == "linear" || interpolation == "midpoint") {
+    const Tensor<T> weights =
+        interpolation == "midpoint" ? full_like(ranks, T(0.5)) : Tensor<T>(ranks - cast<T>(below));
+    values = lerp(values, gather(sorted, -1, Tensor<int64_t>(cast<int64_t>(ceil(ranks)))), weights);
+  }
+  return q.dim() == 0 ? values.squeeze(-1) : movedim(values, int64_t{-1}, int64_t{0});
+}
+
+// quantile_of for q a number (checked here, with PyTorch's text for one) or
+// a tensor, which must have e's element type already.
+template <Expression E, class Q>
+auto quantile_of_any(const E& e, const Q& q, std::optional<int64_t> dim, bool keepdim, std::string_view interpolation,
+                     bool ignore_nan) {
+  using T = typename E::value_type;
+  Tensor<T> qs;
+  if constexpr (Scalar<Q>) {
+    const auto v = static_cast<double>(q);
+    check(v >= 0 && v <= 1, "quantile() q must be in the range [0, 1] but got ", v);
+    qs = full<T>(Shape{}, static_cast<T>(v));
+  } else {
+    static_assert(std::is_same_v<typename Q::value_type, T>,
+                  "quantile() q tensor must be same dtype as the input tensor");
+    qs = Tensor<T>(q);
+  }
+  return quantile_of(Tensor<T>(e), qs, dim, keepdim, interpolation, ignore_nan);
+}
+
+}  // namespace detail
+
+// The q-th quantiles of the elements along dim (of all elements without a
+// dim): q a number in [0, 1] (the result has the reduced shape) or a 1-D
+// tensor of them (the quantiles along a new first dim). Between two
+// elements, `interpolation` is "linear", "lower", "higher", "midpoint" or
+// "nearest"; a line holding NaN gives NaN.
+template <Expression E, class Q>
+  requires(Scalar<Q> || Expression<Q>)
+auto quantile(const E& e, const Q& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+              std::string_view interpolation = "linear") {
+  return detail::quantile_of_any(e, q, dim, keepdim, interpolation, false);
+}
+// The same with NaN left out of each line (NaN only for a line of NaNs).
+template <Expression E, class Q>
+  requires(Scalar<Q> || Expression<Q>)
+auto nanquantile(const E& e, const Q& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                 std::string_view interpolation = "linear") {
+  return detail::quantile_of_any(e, q, dim, keepdim, interpolation, true);
 }
 
 }  // namespace tsr

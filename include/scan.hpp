@@ -1,9 +1,11 @@
-// Inclusive scans along a dim: cumsum and cumprod, cummax and cummin; and
-// vander, a matrix of running products.
+// Inclusive scans along a dim: cumsum and cumprod, cummax and cummin,
+// logcumsumexp; and vander, a matrix of running products.
 // cumsum and cumprod of integer and bool inputs give int64 (PyTorch's rule);
 // floats accumulate in double, as PyTorch's CPU kernels do, so long scans do
 // not drift.
 #pragma once
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -24,6 +26,18 @@ struct ScanAdd {
 struct ScanMultiply {
   template <class A>
   TSR_HOST_DEVICE A operator()(A a, A b) const { return a * b; }
+};
+
+// log(exp(a) + exp(b)) for a running value a and the next element b, as
+// PyTorch's logcumsumexp kernel forms it: the larger plus log1p(exp(smaller -
+// larger)), NaN propagating; two equal infinities give a itself.
+struct ScanLogAddExp {
+  template <class A>
+  TSR_HOST_DEVICE A operator()(A a, A b) const {
+    const A lo = b != b ? b : (b < a ? b : a), hi = b != b ? b : (a < b ? b : a);
+    if (lo != hi || std::isfinite(lo)) return std::log1p(std::exp(lo - hi)) + hi;
+    return a;
+  }
 };
 
 // The device backend's form (cuda/scan.hpp), in translation units that have it.
@@ -151,6 +165,21 @@ auto cumprod(const E& e, int64_t dim) {
     return detail::scan<detail::sum_t<T>>(detail::unrecorded_tensor(e), dim, Acc(1), detail::ScanMultiply{});
   });
   detail::record_op<autograd::tag::Cumprod>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
+  return out;
+}
+
+// log(cumsum(exp(x))) along dim without overflow: each step adds the next
+// element in log space, in double for float inputs, as PyTorch's CPU kernel.
+template <Expression E>
+auto logcumsumexp(const E& e, int64_t dim) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "logcumsumexp: integer and bool tensors are not supported, as in PyTorch");
+  using Acc = detail::scan_acc_t<T>;
+  auto out = detail::unrecorded([&] {
+    return detail::scan<T>(detail::unrecorded_tensor(e), dim, -std::numeric_limits<Acc>::infinity(),
+                           detail::ScanLogAddExp{});
+  });
+  detail::record_op<autograd::tag::Logcumsumexp>(out, e, e.dim() == 0 ? 0 : detail::wrap_dim(dim, e.dim()));
   return out;
 }
 

@@ -1,7 +1,8 @@
-// Composite reductions over dims: var, std, norm, logsumexp, softmax and
-// log_softmax. Each is a few fused passes, never a per-element recomputation
-// of a reduction: a reduction broadcast back into an elementwise consumer
-// (x - amax(x, {1}, true)) is materialized once and read as a tensor.
+// Composite reductions over dims: var, std, norm (and dist, renorm),
+// logsumexp, softmax and log_softmax. Each is a few fused passes, never a
+// per-element recomputation of a reduction: a reduction broadcast back into
+// an elementwise consumer (x - amax(x, {1}, true)) is materialized once and
+// read as a tensor.
 #pragma once
 #include <cmath>
 #include <limits>
@@ -142,6 +143,32 @@ auto norm(const E& e, double p = 2) {
   return norm(e, p, Shape{}, false);
 }
 
+// The p-norm of a - b over all elements (a and b broadcast).
+template <Expression A, Expression B>
+auto dist(const A& a, const B& b, double p = 2) {
+  return norm(a - b, p);
+}
+
+// x with each slice along dim (x.select(dim, i)) whose p-norm exceeds
+// maxnorm scaled down to norm maxnorm (PyTorch's factor maxnorm / (norm +
+// 1e-7)); the others unchanged.
+template <Expression E>
+auto renorm(const E& e, double p, int64_t dim, double maxnorm) {
+  using T = typename E::value_type;
+  static_assert(is_floating_v<T>, "renorm: integer and bool tensors are not supported, as in PyTorch");
+  detail::check(p > 0, "renorm: non-positive-norm not supported");
+  detail::check(maxnorm >= 0, "renorm: expected maxnorm to be >= 0 but got ", maxnorm);
+  const Tensor<T> x(e);
+  detail::check(x.dim() > 1, "renorm: input needs at least 2 dimensions, got ", x.dim(), " dimensions");
+  dim = detail::wrap_dim(dim, x.dim());
+  Shape others;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != dim) others.push_back(d);
+  using A = acc_t<T>;
+  const Tensor<T> n = norm(x, p, others, true);
+  const Tensor<T> factor = where(n > static_cast<A>(maxnorm), static_cast<A>(maxnorm) / (n + A(1e-7)), A(1));
+  return Tensor<T>(x * factor);
+}
 
 namespace detail {
 template <class T, Expression E>

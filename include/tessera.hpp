@@ -43,6 +43,8 @@
 #include "binning.hpp"
 #include "unique.hpp"
 #include "products.hpp"
+#include "integration.hpp"
+#include "correlation.hpp"
 #include "autograd/tensor_autograd.hpp"
 #include "autograd/reduction_rules.hpp"
 #include "autograd/linalg_rules.hpp"

@@ -341,6 +341,32 @@ TEST_CASE("gradcheck: products, block_diag, rot90, take_along_dim, vander, meshg
   }, {c, v});
 }
 
+TEST_CASE("gradcheck: quantile, logcumsumexp, trapezoid, cov, corrcoef, dist, renorm and ldexp") {
+  manual_seed(11);
+  const Tensor<double> x = randn<double>({3, 5}), q = tensor<double>({0.2, 0.5, 0.9});
+  gradcheck_ok("quantile", [&](const V& v) { return quantile(v[0], q, 1); }, {x});
+  gradcheck_ok("quantile of all, midpoint", [](const V& v) { return quantile(v[0], 0.4, std::nullopt, false, "midpoint"); },
+               {x});
+  gradcheck_ok("nanquantile", [&](const V& v) { return nanquantile(v[0].t(), q, 0, true); }, {x});
+  gradcheck_ok("logcumsumexp", [](const V& v) { return logcumsumexp(v[0], 1); }, {x});
+  gradcheck_ok("logcumsumexp of a gradient of both signs", [](const V& v) {
+    return Tensor<double>(logcumsumexp(v[0], 0) * tensor<double>({1.0, -2.0, 0.5, 3.0, -1.0}));
+  }, {x});
+  CHECK(autograd::gradgradcheck([](const V& v) { return logcumsumexp(v[0], 1); }, {x}));
+  const Tensor<double> pos = tensor<double>({0.0, 0.3, 1.1, 1.2, 2.0});
+  gradcheck_ok("trapezoid", [](const V& v) { return trapezoid(v[0], 0.5); }, {x});
+  gradcheck_ok("trapezoid at positions", [](const V& v) { return trapezoid(v[0], v[1]); }, {x, pos});
+  gradcheck_ok("cumulative_trapezoid", [](const V& v) { return cumulative_trapezoid(v[0], v[1]); }, {x, pos});
+  const Tensor<double> aw = tensor<double>({0.5, 1.0, 2.0, 0.25, 1.5});
+  gradcheck_ok("cov", [](const V& v) { return cov(v[0]); }, {x});
+  gradcheck_ok("cov with weights", [](const V& v) { return cov(v[0], 1, tensor<int64_t>({1, 2, 1, 3, 1}), v[1]); },
+               {x, aw});
+  gradcheck_ok("corrcoef", [](const V& v) { return corrcoef(v[0]); }, {x});
+  gradcheck_ok("dist", [](const V& v) { return dist(v[0], v[1], 3); }, {x, randn<double>({5})});
+  gradcheck_ok("renorm", [](const V& v) { return renorm(v[0], 2, 0, 1.0); }, {x});
+  gradcheck_ok("ldexp", [](const V& v) { return Tensor<double>(ldexp(v[0], tensor<int64_t>({2, -1, 0, 3, 1}))); }, {x});
+}
+
 TEST_CASE("gradcheck: the remaining elementwise rules") {
   manual_seed(8);
   const Tensor<double> x = randn<double>({3, 4});

@@ -1,7 +1,8 @@
 // Reductions over dims, composite reductions, index reductions and scans,
 // against PyTorch 1.13 (tools/make_golden.py: reductions_dims) on four
 // layouts of one input: contiguous, transposed, sliced with a step, and
-// expanded (broadcast strides).
+// expanded (broadcast strides); quantiles, integration, covariance and the
+// other statistics (statistics_more).
 #include <functional>
 #include <map>
 
@@ -271,4 +272,104 @@ TEST_CASE("aminmax, var_mean, std_mean, cummax and cummin") {
   const auto [bv, bi] = cummax(tensor<bool>({true, false}), 0);  // PyTorch: [True, True], [0, 0]
   CHECK(bi.to_vector() == std::vector<int64_t>{0, 0});
   CHECK(bv.to_vector() == std::vector<bool>{true, true});
+}
+
+TEST_CASE("quantile, nanquantile and logcumsumexp match PyTorch") {
+  const auto x = test::golden<float>("st_x");
+  const auto q = test::golden<float>("st_q");
+  check_close(quantile(x, 0.3), test::golden("st_quantile_all"), 1e-6, 1e-6, "quantile of all");
+  check_close(quantile(x, q, 1), test::golden("st_quantile_q"), 1e-6, 1e-6, "quantiles along a dim");
+  check_close(quantile(x, q, -1, true), test::golden("st_quantile_keep"), 1e-6, 1e-6, "keepdim");
+  check_close(quantile(x, 0.7, std::nullopt, true), test::golden("st_quantile_all_keep"), 1e-6, 1e-6, "all, keepdim");
+  check_close(quantile(x.transpose(0, 2), 0.35, 0), test::golden("st_quantile_t"), 1e-6, 1e-6, "transposed input");
+  for (const std::string mode : {"lower", "higher", "midpoint", "nearest"})
+    check_close(quantile(x, q, 1, false, mode), test::golden("st_quantile_" + mode), 1e-6, 1e-6, mode);
+  const auto sp = test::golden<float>("st_sp");
+  check_close(quantile(sp, q, 1), test::golden("st_quantile_sp"), 1e-6, 1e-6, "a line with NaN gives NaN");
+  check_close(nanquantile(sp, q, 1), test::golden("st_nanquantile_sp"), 1e-6, 1e-6, "NaN left out");
+  check_close(nanquantile(sp, 0.4), test::golden("st_nanquantile_all"), 1e-6, 1e-6, "nanquantile of all");
+  check_close(nanquantile(sp, q, 1, false, "nearest"), test::golden("st_nanquantile_nearest"), 1e-6, 1e-6,
+              "nanquantile, nearest");
+  check_close(quantile(cast<double>(x), cast<double>(q), 0), test::golden("st_quantile_double"), 1e-12, 1e-12, "double");
+  CHECK(quantile(full<float>({}, 2.f), 0.5, 0, true).dim() == 0);
+
+  CHECK(error_of([&] { quantile(x, 1.5); }) == "quantile() q must be in the range [0, 1] but got 1.5");
+  CHECK(error_of([&] { quantile(x, tensor<float>({0.5f, 2.f})); }) == "quantile() q values must be in the range [0, 1]");
+  CHECK(error_of([&] { quantile(x, zeros<float>({1, 1})); }) == "quantile() q must be a scalar or 1D tensor");
+  CHECK(error_of([&] { quantile(x, 0.5, 0, false, "foo"); }) ==
+        "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but got foo");
+  CHECK(error_of([] { quantile(zeros<float>({0}), 0.5); }) == "quantile() input tensor must be non-empty");
+  bool index_error = false;
+  try {
+    quantile(x, 0.5, 3);
+  } catch (const IndexError&) {
+    index_error = true;
+  }
+  CHECK(index_error);
+
+  const auto lc = test::golden<float>("st_lc");
+  check_close(logcumsumexp(lc, 1), test::golden("st_lcse"), 1e-6, 1e-6, "logcumsumexp with infinities and NaN");
+  check_close(logcumsumexp(lc, 0), test::golden("st_lcse0"), 1e-6, 1e-6, "logcumsumexp along dim 0");
+  check_close(logcumsumexp(x.transpose(0, 2), 1), test::golden("st_lcse_t"), 1e-6, 1e-6, "transposed input");
+  check_close(logcumsumexp(cast<double>(x), 2), test::golden("st_lcse_double"), 1e-12, 1e-12, "double");
+  CHECK(logcumsumexp(full<float>({}, 3.f), 0).item() == 3.f);
+}
+
+TEST_CASE("trapezoid, cumulative_trapezoid, cov, corrcoef, dist, renorm and ldexp match PyTorch") {
+  const auto y = test::golden<float>("st_y"), xs = test::golden<float>("st_xs"), x2 = test::golden<float>("st_x2");
+  check_close(trapezoid(y), test::golden("st_trap"), 1e-6, 1e-6, "trapezoid");
+  check_close(trapezoid(y, 0.5, 0), test::golden("st_trap_dx0"), 1e-6, 1e-6, "trapezoid, dx, dim 0");
+  check_close(trapezoid(y, xs), test::golden("st_trap_x"), 1e-6, 1e-6, "trapezoid at positions");
+  check_close(trapezoid(y, x2, 1), test::golden("st_trap_x2"), 1e-6, 1e-6, "trapezoid at positions per row");
+  const auto ti = trapezoid(tensor<int64_t>({1, 2, 4, 0, 1, 1}, {2, 3}));
+  static_assert(std::is_same_v<decltype(ti), const Tensor<float>>, "integer samples integrate to float");
+  check_close(ti, test::golden("st_trap_int"), 0, 0, "trapezoid of integers");
+  check_close(cumulative_trapezoid(y), test::golden("st_ctrap"), 1e-6, 1e-6, "cumulative_trapezoid");
+  check_close(cumulative_trapezoid(y, 0.25, 0), test::golden("st_ctrap_dx0"), 1e-6, 1e-6, "cumulative, dx, dim 0");
+  check_close(cumulative_trapezoid(y, xs), test::golden("st_ctrap_x"), 1e-6, 1e-6, "cumulative at positions");
+  check_close(cumulative_trapezoid(y.t(), x2.t(), 0), test::golden("st_ctrap_x2"), 1e-6, 1e-6,
+              "cumulative at positions, transposed");
+  CHECK(trapezoid(zeros<float>({2, 0})).to_vector() == std::vector<float>{0.f, 0.f});
+  CHECK(cumulative_trapezoid(zeros<float>({2, 0})).sizes() == Shape{2, 0});
+  CHECK(error_of([&] { trapezoid(y, xs.narrow(0, 0, 5)); }) == "trapezoid: There must be one `x` value for each sample point");
+
+  const auto obs = test::golden<float>("st_obs"), aw = test::golden<float>("st_aw");
+  const auto fw = test::golden<int64_t>("st_fw");
+  check_close(cov(obs), test::golden("st_cov"), 1e-5, 1e-6, "cov");
+  check_close(cov(obs, 0), test::golden("st_cov_c0"), 1e-5, 1e-6, "cov, correction 0");
+  check_close(cov(obs, 1, fw), test::golden("st_cov_fw"), 1e-5, 1e-6, "cov, frequency weights");
+  check_close(cov(obs, 1, {}, aw), test::golden("st_cov_aw"), 1e-5, 1e-6, "cov, observation weights");
+  check_close(cov(obs, 2, fw, aw), test::golden("st_cov_both"), 1e-5, 1e-6, "cov, both weights");
+  check_close(cov(obs.select(0, 0)), test::golden("st_cov_1d"), 1e-5, 1e-6, "cov of one variable: 0-d");
+  check_close(cov(obs.t().narrow(0, 0, 4).t()), test::golden("st_cov_t"), 1e-5, 1e-6, "cov of a strided input");
+  check_close(cov(tensor<int64_t>({1, 2, 4, 0, 1, 1}, {2, 3})), test::golden("st_cov_int"), 1e-6, 1e-6, "integer cov");
+  check_close(corrcoef(obs), test::golden("st_corrcoef"), 1e-5, 1e-6, "corrcoef");
+  check_close(corrcoef(tensor<float>({1.f, 1.f, 1.f, 0.f, 1.f, 1.f, 2.f, 0.5f, -1.f}, {3, 3})),
+              test::golden("st_corrcoef_const"), 1e-5, 1e-6, "corrcoef with a constant row: NaN");
+  check_close(corrcoef(obs.select(0, 1)), test::golden("st_corrcoef_1d"), 0, 0, "corrcoef of one variable");
+  CHECK(error_of([] { cov(ones<float>({2, 3, 4})); }) ==
+        "cov(): expected input to have two or fewer dimensions but got an input with 3 dimensions");
+  CHECK(error_of([&] { cov(obs, 1, tensor<int64_t>({1, 2})); }) ==
+        "cov(): expected fweights to have the same numel as there are observations in the input but got 2 != 7");
+  CHECK(error_of([&] { cov(obs, 1, Tensor<int64_t>(fw - int64_t{4})); }) == "cov(): fweights cannot be negative");
+  CHECK(error_of([&] { cov(obs, 1, {}, Tensor<float>(-aw)); }) == "cov(): aweights cannot be negative");
+  CHECK(error_of([&] { cov(obs, 1, zeros<int64_t>({7})); }) == "cov(): weights sum to zero, can't be normalized");
+
+  const auto a = test::golden<float>("st_a"), b = test::golden<float>("st_b");
+  check_close(dist(a, b), test::golden("st_dist_2"), 1e-6, 0, "dist");
+  check_close(dist(a, b, 1), test::golden("st_dist_1"), 1e-6, 0, "dist, p = 1");
+  check_close(dist(a, b, 3.5), test::golden("st_dist_3_5"), 1e-6, 0, "dist, p = 3.5");
+  check_close(dist(a, b, 0), test::golden("st_dist_0"), 0, 0, "dist, p = 0");
+  check_close(dist(a, b, INFINITY), test::golden("st_dist_inf"), 0, 0, "dist, p = inf");
+  check_close(renorm(a, 2, 0, 1.0), test::golden("st_renorm_2_0"), 1e-6, 1e-7, "renorm");
+  check_close(renorm(a, 1, 1, 2.5), test::golden("st_renorm_1_1"), 1e-6, 1e-7, "renorm, p = 1");
+  check_close(renorm(a, INFINITY, 0, 0.5), test::golden("st_renorm_inf_0"), 1e-6, 1e-7, "renorm, p = inf");
+  check_close(renorm(a, 3, -1, 10.0), test::golden("st_renorm_3_m1"), 1e-6, 1e-7, "renorm, nothing to scale");
+  CHECK(error_of([&] { renorm(a, -1, 1, 2); }) == "renorm: non-positive-norm not supported");
+  CHECK(error_of([&] { renorm(a, 2, 1, -2); }) == "renorm: expected maxnorm to be >= 0 but got -2");
+  CHECK(error_of([&] { renorm(b, 2, 0, 1); }) == "renorm: input needs at least 2 dimensions, got 1 dimensions");
+  check_close(ldexp(a.narrow(0, 0, 2), test::golden<int64_t>("st_e")), test::golden("st_ldexp"), 0, 0, "ldexp");
+  const auto li = ldexp(tensor<int64_t>({1, -2, 3}), tensor<int64_t>({3, -1, 0}));
+  static_assert(std::is_same_v<typename decltype(li)::value_type, float>, "ldexp of integers is float");
+  check_close(li, test::golden("st_ldexp_int"), 0, 0, "ldexp of integers");
 }

@@ -821,6 +821,84 @@ def products_shapes():
         save(f"ps_triu_{rows}_{cols}_{off}".replace("-", "m"), torch.triu_indices(rows, cols, off))
 
 
+def statistics_more():
+    """quantile, nanquantile, logcumsumexp, trapezoid, cumulative_trapezoid,
+    cov, corrcoef, dist, renorm and ldexp (st_*)."""
+    g = torch.Generator().manual_seed(31)
+    nan, inf = float("nan"), float("inf")
+    x = torch.randn(3, 5, 4, generator=g)
+    save("st_x", x)
+    q = torch.tensor([0.0, 0.1, 0.25, 0.5, 0.9, 1.0])
+    save("st_q", q)
+    save("st_quantile_all", torch.quantile(x, 0.3))
+    save("st_quantile_q", torch.quantile(x, q, dim=1))
+    save("st_quantile_keep", torch.quantile(x, q, dim=-1, keepdim=True))
+    save("st_quantile_all_keep", torch.quantile(x, 0.7, keepdim=True))
+    save("st_quantile_t", torch.quantile(x.transpose(0, 2), 0.35, dim=0))
+    for mode in ("lower", "higher", "midpoint", "nearest"):
+        save(f"st_quantile_{mode}", torch.quantile(x, q, dim=1, interpolation=mode))
+    sp = torch.tensor([[1.0, 5.0, nan, 2.0, 8.0], [nan, nan, nan, nan, nan], [3.0, -inf, 0.0, 1.0, inf],
+                       [2.0, 2.0, 2.0, nan, 7.0]])
+    save("st_sp", sp)
+    save("st_quantile_sp", torch.quantile(sp, q, dim=1))
+    save("st_nanquantile_sp", torch.nanquantile(sp, q, dim=1))
+    save("st_nanquantile_all", torch.nanquantile(sp, 0.4))
+    save("st_nanquantile_nearest", torch.nanquantile(sp, q, dim=1, interpolation="nearest"))
+    save("st_quantile_double", torch.quantile(x.double(), q.double(), dim=0))
+    # logcumsumexp: infinities, NaN, large values, a transposed input.
+    lc = torch.tensor([[1.0, -inf, inf, 2.0, inf], [-inf, -inf, 0.5, -inf, 3.0], [100.0, 101.0, nan, 1.0, 2.0],
+                       [-100.0, -99.0, -98.5, 90.0, 89.0]])
+    save("st_lc", lc)
+    save("st_lcse", torch.logcumsumexp(lc, 1))
+    save("st_lcse0", torch.logcumsumexp(lc, 0))
+    save("st_lcse_t", torch.logcumsumexp(x.transpose(0, 2), 1))
+    save("st_lcse_double", torch.logcumsumexp(x.double(), 2))
+    # trapezoid and cumulative_trapezoid.
+    y = torch.randn(3, 6, generator=g)
+    xs = torch.sort(torch.randn(6, generator=g)).values
+    x2 = torch.sort(torch.randn(3, 6, generator=g), dim=1).values
+    for name, t in {"y": y, "xs": xs, "x2": x2}.items():
+        save(f"st_{name}", t)
+    save("st_trap", torch.trapezoid(y))
+    save("st_trap_dx0", torch.trapezoid(y, dx=0.5, dim=0))
+    save("st_trap_x", torch.trapezoid(y, xs))
+    save("st_trap_x2", torch.trapezoid(y, x2, dim=1))
+    save("st_trap_int", torch.trapezoid(torch.tensor([[1, 2, 4], [0, 1, 1]])))
+    save("st_ctrap", torch.cumulative_trapezoid(y))
+    save("st_ctrap_dx0", torch.cumulative_trapezoid(y, dx=0.25, dim=0))
+    save("st_ctrap_x", torch.cumulative_trapezoid(y, xs))
+    save("st_ctrap_x2", torch.cumulative_trapezoid(y.t(), x2.t(), dim=0))
+    # cov and corrcoef.
+    obs = torch.randn(3, 7, generator=g)
+    fw = torch.randint(0, 4, (7,), generator=g)
+    aw = torch.rand(7, generator=g)
+    for name, t in {"obs": obs, "fw": fw, "aw": aw}.items():
+        save(f"st_{name}", t)
+    save("st_cov", torch.cov(obs))
+    save("st_cov_c0", torch.cov(obs, correction=0))
+    save("st_cov_fw", torch.cov(obs, fweights=fw))
+    save("st_cov_aw", torch.cov(obs, aweights=aw))
+    save("st_cov_both", torch.cov(obs, correction=2, fweights=fw, aweights=aw))
+    save("st_cov_1d", torch.cov(obs[0]))
+    save("st_cov_t", torch.cov(obs.t()[:4].t()))
+    save("st_cov_int", torch.cov(torch.tensor([[1, 2, 4], [0, 1, 1]])))
+    save("st_corrcoef", torch.corrcoef(obs))
+    save("st_corrcoef_const", torch.corrcoef(torch.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [2.0, 0.5, -1.0]])))
+    save("st_corrcoef_1d", torch.corrcoef(obs[1]))
+    # dist, renorm, ldexp.
+    a, b = torch.randn(4, 5, generator=g), torch.randn(5, generator=g)
+    save("st_a", a)
+    save("st_b", b)
+    for p in (2, 1, 3.5, 0, inf):
+        save(f"st_dist_{p}".replace(".", "_"), torch.dist(a, b, p))
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 2.5), (inf, 0, 0.5), (3, -1, 10.0)):
+        save(f"st_renorm_{p}_{dim}".replace("-", "m"), torch.renorm(a, p, dim, maxnorm))
+    e = torch.tensor([[3, -1, 0, 10, -130], [1, 2, -2, 200, -1]])
+    save("st_e", e)
+    save("st_ldexp", torch.ldexp(a[:2], e))
+    save("st_ldexp_int", torch.ldexp(torch.tensor([1, -2, 3]), torch.tensor([3, -1, 0])))
+
+
 def autograd_cases():
     g = torch.Generator().manual_seed(13)
 
@@ -2350,6 +2428,7 @@ if __name__ == "__main__":
     shape_more()
     binning()
     products_shapes()
+    statistics_more()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -346,6 +346,37 @@ struct OpRule<tag::Cumprod> {
   }
 };
 
+// logcumsumexp (PyTorch's logcumsumexp_backward): the gradient's positive
+// and negative parts, each summed from the end in log space so that no term
+// overflows: exp(lcse_end(log g+ - y) + x) - exp(lcse_end(log g- - y) + x),
+// lcse_end the logcumsumexp from the end, y the result.
+template <>
+struct OpRule<tag::Logcumsumexp> {
+  template <class T, class E> [[gnu::noinline]]
+  static void record(const Tensor<T>& out, const E& e, int64_t dim) {
+    struct Rule {
+      Input<E> in;
+      SavedTensor<T> result;
+      int64_t dim;
+      std::vector<GradRef> backward(const Tensor<T>& g) const {
+        if (g.dim() == 0 || g.numel() == 0) return in.send(g);
+        const Shape d{dim};
+        const auto from_end = [&](const Tensor<T>& t) { return flip(logcumsumexp(flip(t, d), dim), d); };
+        const T lowest = std::numeric_limits<T>::lowest();
+        const Tensor<T> log_abs = log(abs(g));
+        const Tensor<T>& y = result.get();
+        const Tensor<T> x = in.value();
+        const Tensor<T> pos = from_end(tsr::detail::backward_eval<T>(where(g > T(0), log_abs, lowest) - y));
+        const Tensor<T> neg = from_end(tsr::detail::backward_eval<T>(where(g < T(0), log_abs, lowest) - y));
+        return in.send(tsr::detail::backward_eval<T>(exp(pos + x) - exp(neg + x)));
+      }
+    };
+    Input<E> in(e, true);
+    auto edges = in.edges();
+    set_rule(out, "LogcumsumexpBackward0", Rule{std::move(in), SavedTensor<T>::output(out), dim}, std::move(edges));
+  }
+};
+
 // max/min along a dim with indices: the gradient goes to the chosen element.
 template <>
 struct OpRule<tag::IndexReduce> {

@@ -16,6 +16,7 @@ struct Nansum;
 struct Softmax;
 struct Cumsum;
 struct Cumprod;
+struct Logcumsumexp;
 struct IndexReduce;
 // matrix products (autograd/linalg_rules.hpp)
 struct Matmul;

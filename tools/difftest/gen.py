@@ -359,6 +359,17 @@ def case_reduction(g):
         # (PyTorch's median of an empty integer tensor is an arbitrary value.)
         ("median_all", "tsr::median(@0)", "torch::median(@0)", e.t.dtype != torch.bool and (is_float or e.t.numel() > 0)),
         ("nanmedian_all", "tsr::nanmedian(@0)", "torch::nanmedian(@0)", e.t.dtype != torch.bool and (is_float or e.t.numel() > 0)),
+        ("quantile", f"tsr::quantile(@0, 0.3, {d1}, {keep})", f"torch::quantile(@0, 0.3, {d1}, {keep})", is_float),
+        ("nanquantile_all", "tsr::nanquantile(@0, 0.75)", "torch::nanquantile(@0, 0.75)", is_float),
+        ("quantile_nearest", f"tsr::quantile(@0, 0.5, {d1}, {keep}, \"nearest\")",
+         f"torch::quantile(@0, 0.5, {d1}, {keep}, \"nearest\")", is_float),
+        ("logcumsumexp", f"tsr::logcumsumexp(@0, {d1})", f"torch::logcumsumexp(@0, {d1})", is_float),
+        # (Integer samples, none along dim: PyTorch's zeros are integers; docs/differences.md.)
+        ("trapezoid", f"tsr::trapezoid(tsr::eval(@0), 0.5, {d1})", f"torch::trapezoid(@0, 0.5, {d1})",
+         e.t.dtype != torch.bool and (is_float or e.t.numel() > 0)),
+        ("cumulative_trapezoid", f"tsr::cumulative_trapezoid(tsr::eval(@0), 2.0, {d1})",
+         f"torch::cumulative_trapezoid(@0, 2.0, {d1})", e.t.dtype != torch.bool),
+        ("cov", "tsr::cov(tsr::eval(@0))", "torch::cov(@0)", e.t.dtype != torch.bool and rank <= 2),
     ]
     if e.t.dtype == torch.bool:  # PyTorch refuses bool here (tessera: at compile time)
         forms = [f for f in forms if f[0] not in ("argmax", "argmin")]
