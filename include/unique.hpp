@@ -90,7 +90,9 @@ std::tuple<Tensor<T>, Tensor<int64_t>, Tensor<int64_t>> distinct(const Tensor<T>
     return {x.clone(), tensor_of({}, {0}, x.device(), return_inverse), tensor_of({}, {0}, x.device(), return_counts)};
   }
   check(x.numel() > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
-  const Tensor<T> rows = host_contiguous(movedim(x, d, int64_t{0}));
+  // Slices compare element by element in the order of x.transpose(0, dim),
+  // as PyTorch's do (which sorts them differently from movedim's order).
+  const Tensor<T> rows = host_contiguous(x.transpose(0, d));
   const Runs r = runs_of_rows(rows, n, x.numel() / n, sort);
   const auto k = static_cast<int64_t>(r.first.size());
   return {take_along(x, d, k, [&](int64_t i) { return r.first[static_cast<std::size_t>(i)]; }),
@@ -114,7 +116,8 @@ auto unique(const E& e, bool sorted, bool return_inverse, bool return_counts = f
   return detail::distinct(detail::unrecorded_tensor(e), std::nullopt, true, return_inverse, return_counts);
 }
 // The distinct slices along dim, sorted (compared element by element, in
-// order); inverse gives each input slice's position.
+// the order of x.transpose(0, dim), as PyTorch); inverse gives each input
+// slice's position.
 template <Expression E>
 auto unique_dim(const E& e, int64_t dim, bool sorted = true, bool return_inverse = false, bool return_counts = false) {
   (void)sorted;

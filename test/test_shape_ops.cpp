@@ -488,6 +488,7 @@ TEST_CASE("unique and unique_consecutive") {
   same(unique_dim(rows, 0, true, true, true), "udim0");
   same(unique_dim(ud, 1, true, true, true), "udim1");
   same(unique_dim(ud, -1, true, true, true), "udim_last");
+  same(unique_dim(test::golden<float>("bn_order3"), 2, true, true, true), "udim_order");  // PyTorch's slice order
   same(unique_consecutive(rows, true, true, 0), "cdim0");
   same(unique_consecutive(ud, true, true, 1), "cdim1");
   const auto fl = test::golden<float>("bn_fl");

@@ -741,6 +741,12 @@ def binning():
         save(f"bn_{name}", v)
         save(f"bn_{name}_inv", inv)
         save(f"bn_{name}_cnt", cnt)
+    # Slices compare in the order of x.transpose(0, dim): here (unlike in
+    # movedim's order) the second slice sorts first.
+    order = torch.tensor([[[0.5, 0.5], [0.5, 0.75]], [[2.0, 0.75], [2.75, -2.0]]])
+    save("bn_order3", order)
+    for name, t in zip(("", "_inv", "_cnt"), torch.unique(order, dim=2, return_inverse=True, return_counts=True)):
+        save(f"bn_udim_order{name}", t)
     fl = torch.tensor([2.5, -1.0, 2.5, -0.0, 0.0, inf, -inf, 2.5])
     save("bn_fl", fl)
     save("bn_unique_fl", torch.unique(fl))
