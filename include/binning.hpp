@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -205,15 +204,10 @@ auto histc(const E& e, int64_t bins = 100, double min = 0, double max = 0) {
   const T* p = x.data_ptr();
   const int64_t n = x.numel();
   double lo = min, hi = max;
-  if (lo == hi && n > 0) {  // the data's range: NaN where the data holds NaN
-    lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    bool nan = false;
-    for (int64_t i = 0; i < n; ++i) {
-      const auto v = static_cast<double>(detail::convert<A>(p[i]));
-      nan = nan || v != v;
-      lo = std::min(lo, v), hi = std::max(hi, v);
-    }
-    if (nan) lo = hi = std::numeric_limits<double>::quiet_NaN();
+  if (lo == hi && n > 0) {  // the data's range, as PyTorch takes it (NaN where the data holds NaN)
+    const auto [smallest, largest] = aminmax(t);
+    lo = static_cast<double>(detail::convert<A>(smallest.item()));
+    hi = static_cast<double>(detail::convert<A>(largest.item()));
   }
   if (lo == hi) lo -= 1, hi += 1;
   detail::check(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");

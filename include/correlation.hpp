@@ -53,7 +53,8 @@ auto cov(const Tensor<T>& x, int64_t correction = 1, const Tensor<int64_t>& fwei
                               : Tensor<F>(w_sum - static_cast<F>(correction));
   if (norm_factor.item() <= F(0)) norm_factor = zeros_like(norm_factor);
   const Tensor<F> centred = in - avg.unsqueeze(1);
-  const Tensor<F> c = mm(centred, Tensor<F>(w.defined() ? Tensor<F>(centred * w) : centred).t());
+  const Tensor<F> weighted = w.defined() ? Tensor<F>(centred * w) : centred;
+  const Tensor<F> c = mm(centred, weighted.t());
   return Tensor<F>(c / norm_factor).squeeze();
 }
 

@@ -79,38 +79,6 @@ Tensor<T> eye(int64_t n, int64_t m = -1) {
   return t;
 }
 
-namespace detail {
-// The (row, column) pairs of a rows x cols matrix for which keep(i, j)
-// holds, row by row: a 2 x count tensor.
-template <class T, class Keep>
-Tensor<T> matrix_positions(int64_t rows, int64_t cols, Keep keep) {
-  check(rows >= 0, "row must be non-negative, got ", rows);
-  check(cols >= 0, "col must be non-negative, got ", cols);
-  std::vector<T> r, c;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      if (keep(i, j)) r.push_back(static_cast<T>(i)), c.push_back(static_cast<T>(j));
-  const auto n = static_cast<int64_t>(r.size());
-  auto t = Tensor<T>::allocate({2, n});
-  std::copy(r.begin(), r.end(), t.data_ptr());
-  std::copy(c.begin(), c.end(), t.data_ptr() + n);
-  return t;
-}
-}  // namespace detail
-
-// The positions of the lower triangle of a rows x cols matrix, on and below
-// the offset-th diagonal (above the main one for offset > 0): row indices,
-// then column indices, in row-major order.
-template <class T = int64_t>
-Tensor<T> tril_indices(int64_t rows, int64_t cols, int64_t offset = 0) {
-  return detail::matrix_positions<T>(rows, cols, [offset](int64_t i, int64_t j) { return j - i <= offset; });
-}
-// The upper triangle's, on and above the offset-th diagonal.
-template <class T = int64_t>
-Tensor<T> triu_indices(int64_t rows, int64_t cols, int64_t offset = 0) {
-  return detail::matrix_positions<T>(rows, cols, [offset](int64_t i, int64_t j) { return j - i >= offset; });
-}
-
 // Copies values (row-major) into a new tensor of the given shape.
 template <class T>
 Tensor<T> tensor(std::vector<T> values, Shape shape) {
@@ -125,6 +93,36 @@ template <class T>
 Tensor<T> tensor(std::vector<T> values) {
   const auto n = static_cast<int64_t>(values.size());
   return tensor<T>(std::move(values), Shape{n});
+}
+
+namespace detail {
+// The (row, column) pairs of a rows x cols matrix for which keep(i, j)
+// holds, row by row: a 2 x count tensor.
+template <class T, class Keep>
+Tensor<T> matrix_positions(int64_t rows, int64_t cols, Keep keep) {
+  check(rows >= 0, "row must be non-negative, got ", rows);
+  check(cols >= 0, "col must be non-negative, got ", cols);
+  std::vector<T> r, c;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      if (keep(i, j)) r.push_back(static_cast<T>(i)), c.push_back(static_cast<T>(j));
+  const auto n = static_cast<int64_t>(r.size());
+  r.insert(r.end(), c.begin(), c.end());
+  return tensor<T>(std::move(r), Shape{2, n});
+}
+}  // namespace detail
+
+// The positions of the lower triangle of a rows x cols matrix, on and below
+// the offset-th diagonal (above the main one for offset > 0): row indices,
+// then column indices, in row-major order.
+template <class T = int64_t>
+Tensor<T> tril_indices(int64_t rows, int64_t cols, int64_t offset = 0) {
+  return detail::matrix_positions<T>(rows, cols, [offset](int64_t i, int64_t j) { return j - i <= offset; });
+}
+// The upper triangle's, on and above the offset-th diagonal.
+template <class T = int64_t>
+Tensor<T> triu_indices(int64_t rows, int64_t cols, int64_t offset = 0) {
+  return detail::matrix_positions<T>(rows, cols, [offset](int64_t i, int64_t j) { return j - i >= offset; });
 }
 
 // A tensor over user memory: no copy, no ownership (the memory must outlive it).

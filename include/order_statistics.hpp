@@ -175,9 +175,8 @@ Tensor<T> quantile_of(const Tensor<T>& x, const Tensor<T>& q, std::optional<int6
   const Tensor<T> sorted = std::get<0>(sort(lines)).reshape(line_shape);
   // The fractional ranks, one per q along the last dim; no gradient.
   Tensor<T> ranks = unrecorded([&] {
-    const NoGradGuard no_grad;
-    const Tensor<T> q1 = q.reshape({-1}).detach();
-    const Tensor<T> s = sorted.detach();
+    const Tensor<T> q1 = q.reshape({-1});
+    const Tensor<T>& s = sorted;
     if (ignore_nan) {
       const Tensor<T> last = cast<T>(sum(!isnan(s), {-1}, true) - int64_t{1});
       const Tensor<T> r = q1 * last;

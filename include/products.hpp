@@ -87,13 +87,14 @@ auto tensordot(const A& a, const B& b, const Shape& dims_a, const Shape& dims_b)
   const auto& tb = detail::tensor_operand<T>(b);
   detail::check(dims_a.size() == dims_b.size(), "both dimension lists should have same length");
   std::vector<bool> contracted_a(static_cast<std::size_t>(ta.dim())), contracted_b(static_cast<std::size_t>(tb.dim()));
-  std::vector<int64_t> order_a, order_b;  // a: free dims then contracted ones; b: contracted then free
+  std::vector<int64_t> order_a, order_b, inner_a;  // a: free dims then contracted ones; b: contracted then free
   int64_t inner = 1;
   for (std::size_t i = 0; i < dims_a.size(); ++i) {
     const int64_t da = detail::wrap_dim(dims_a[i], ta.dim()), db = detail::wrap_dim(dims_b[i], tb.dim());
     detail::check(ta.size(da) == tb.size(db), "contracted dimensions need to match, but first has size ", ta.size(da),
                   " in dim ", da, " and second has size ", tb.size(db), " in dim ", db);
     contracted_a[static_cast<std::size_t>(da)] = contracted_b[static_cast<std::size_t>(db)] = true;
+    inner_a.push_back(da);
     order_b.push_back(db);
     inner *= ta.size(da);
   }
@@ -101,7 +102,7 @@ auto tensordot(const A& a, const B& b, const Shape& dims_a, const Shape& dims_b)
   int64_t rows = 1, cols = 1;
   for (int64_t d = 0; d < ta.dim(); ++d)
     if (!contracted_a[static_cast<std::size_t>(d)]) order_a.push_back(d), shape.push_back(ta.size(d)), rows *= ta.size(d);
-  for (std::size_t i = 0; i < dims_a.size(); ++i) order_a.push_back(detail::wrap_dim(dims_a[i], ta.dim()));
+  order_a.insert(order_a.end(), inner_a.begin(), inner_a.end());
   for (int64_t d = 0; d < tb.dim(); ++d)
     if (!contracted_b[static_cast<std::size_t>(d)]) order_b.push_back(d), shape.push_back(tb.size(d)), cols *= tb.size(d);
   const Tensor<T> pa = ta.permute(Shape(order_a.begin(), order_a.end())).reshape({rows, inner});

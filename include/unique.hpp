@@ -61,42 +61,33 @@ Runs runs_of_rows(const Tensor<T>& rows, int64_t n, int64_t m, bool sort) {
   return r;
 }
 
-inline Tensor<int64_t> tensor_of(const std::vector<int64_t>& v, const Shape& shape, Device device, bool wanted) {
+// v as an int64 tensor of the given shape on `device`, or an empty one where
+// the result was not asked for (libtorch's convention).
+inline Tensor<int64_t> tensor_of(std::vector<int64_t> v, const Shape& shape, Device device, bool wanted) {
   if (!wanted) return empty<int64_t>({0}, device);
-  auto t = Tensor<int64_t>::allocate(shape);
-  std::copy(v.begin(), v.end(), t.data_ptr());
-  return placed_on(std::move(t), device);
+  return placed_on(tensor<int64_t>(std::move(v), shape), device);
 }
 
 // unique (sort) or unique_consecutive of the elements, or of the slices
-// along dim where it is given.
+// along dim where it is given: the runs of equal rows of the input seen as
+// [n, m], n elements or slices of m elements each.
 template <class T>
 std::tuple<Tensor<T>, Tensor<int64_t>, Tensor<int64_t>> distinct(const Tensor<T>& x, std::optional<int64_t> dim,
                                                                  bool sort, bool return_inverse, bool return_counts) {
   const NoGradGuard no_grad;  // no gradient, as in PyTorch
-  if (!dim) {
-    const Tensor<T> flat = x.reshape({-1});
-    const int64_t n = flat.numel();
-    const Runs r = runs_of_rows(host_contiguous(flat), n, 1, sort);
-    const auto k = static_cast<int64_t>(r.first.size());
-    return {take_along(flat, 0, k, [&](int64_t i) { return r.first[static_cast<std::size_t>(i)]; }),
-            tensor_of(r.run_of, x.sizes(), x.device(), return_inverse),
-            tensor_of(r.length, {k}, x.device(), return_counts)};
-  }
-  check<IndexError>(x.dim() > 0, "Dimension specified as ", *dim, " but tensor has no dimensions");
-  const int64_t d = wrap_dim(*dim, x.dim());
-  const int64_t n = x.size(d);
-  if (n == 0) {
-    return {x.clone(), tensor_of({}, {0}, x.device(), return_inverse), tensor_of({}, {0}, x.device(), return_counts)};
-  }
-  check(x.numel() > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+  if (dim) check<IndexError>(x.dim() > 0, "Dimension specified as ", *dim, " but tensor has no dimensions");
+  const Tensor<T> source = dim ? x : x.reshape({-1});
+  const int64_t d = dim ? wrap_dim(*dim, x.dim()) : 0;
+  const int64_t n = source.size(d);
+  check(n == 0 || x.numel() > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
   // Slices compare element by element in the order of x.transpose(0, dim),
   // as PyTorch's do (which sorts them differently from movedim's order).
-  const Tensor<T> rows = host_contiguous(x.transpose(0, d));
-  const Runs r = runs_of_rows(rows, n, x.numel() / n, sort);
+  Runs r = runs_of_rows(host_contiguous(source.transpose(0, d)), n, n == 0 ? 0 : x.numel() / n, sort);
   const auto k = static_cast<int64_t>(r.first.size());
-  return {take_along(x, d, k, [&](int64_t i) { return r.first[static_cast<std::size_t>(i)]; }),
-          tensor_of(r.run_of, {n}, x.device(), return_inverse), tensor_of(r.length, {k}, x.device(), return_counts)};
+  Tensor<T> values = take_along(source, d, k, [&](int64_t i) { return r.first[static_cast<std::size_t>(i)]; });
+  const Shape inverse_shape = dim ? Shape{n} : x.sizes();
+  return {std::move(values), tensor_of(std::move(r.run_of), inverse_shape, x.device(), return_inverse),
+          tensor_of(std::move(r.length), {k}, x.device(), return_counts)};
 }
 
 }  // namespace detail
