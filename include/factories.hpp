@@ -70,6 +70,24 @@ Tensor<T> linspace(T start, T end, int64_t steps) {
   return t;
 }
 
+// steps powers base^x for x evenly spaced from start to end, as PyTorch's
+// CPU kernel: each exponent in double from the nearer end, pow in double,
+// rounded to T once.
+template <class T = float>
+Tensor<T> logspace(T start, T end, int64_t steps, double base = 10.0) {
+  detail::check(steps >= 0, "number of steps must be non-negative");
+  auto t = empty<T>({steps});
+  T* p = t.data_ptr();
+  if (steps == 1) p[0] = detail::convert<T>(std::pow(base, double(start)));
+  if (steps <= 1) return t;
+  const double step = double(end - start) / double(steps - 1);
+  const int64_t half = steps / 2;
+  for (int64_t i = 0; i < steps; ++i)
+    p[i] = detail::convert<T>(std::pow(base, i < half ? double(start) + step * double(i)
+                                                       : double(end) - step * double(steps - i - 1)));
+  return t;
+}
+
 template <class T = float>
 Tensor<T> eye(int64_t n, int64_t m = -1) {
   if (m < 0) m = n;

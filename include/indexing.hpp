@@ -389,6 +389,13 @@ Tensor<int64_t> nonzero(const E& e) {
   return detail::placed_on(out, detail::expr_device(e));
 }
 
+// numpy's name for nonzero: the coordinates of the nonzero elements, one row
+// each (a 0-d input gives [1, 0] or [0, 0]).
+template <Expression E>
+Tensor<int64_t> argwhere(const E& e) {
+  return nonzero(e);
+}
+
 // where(cond) with one argument: nonzero(cond) as one index tensor per dim
 // (a 0-d cond counts as 1-d).
 template <Expression C>
@@ -420,6 +427,82 @@ inline Tensor<int64_t> one_hot(const Tensor<int64_t>& index, int64_t num_classes
   int64_t* dst = out.data_ptr();
   for (int64_t i = 0; i < n; ++i) dst[i * num_classes + p[i]] = 1;
   return detail::placed_on(out, index.device());
+}
+
+// The indices 0 .. n-1, each i repeated repeats[i] times (repeats: 1-D,
+// not negative); output_size, when given, must be their sum.
+inline Tensor<int64_t> repeat_interleave(const Tensor<int64_t>& repeats,
+                                         std::optional<int64_t> output_size = std::nullopt) {
+  detail::check(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  const Tensor<int64_t> r = detail::host_contiguous(repeats);
+  const int64_t* p = r.data_ptr();
+  int64_t total = 0;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    detail::check(p[i] >= 0, "repeats can not be negative");
+    total += p[i];
+  }
+  detail::check(!output_size || *output_size == total, "allocated size does not match required size");
+  auto out = Tensor<int64_t>::allocate({total});
+  int64_t* dst = out.data_ptr();
+  for (int64_t i = 0; i < r.numel(); ++i) dst = std::fill_n(dst, p[i], i);
+  return detail::placed_on(out, repeats.device());
+}
+
+// Each slice of x along dim repeated repeats[i] times in place (repeats: 0-d
+// or of one element for all slices, else one per slice); without dim, the
+// flattened x. Differentiates as the index_select it is.
+template <class T>
+Tensor<T> repeat_interleave(const Tensor<T>& x, const Tensor<int64_t>& repeats,
+                            std::optional<int64_t> dim = std::nullopt,
+                            std::optional<int64_t> output_size = std::nullopt) {
+  detail::check<IndexError>(!dim || x.dim() > 0, "Dimension specified as ", dim.value_or(0),
+                            " but tensor has no dimensions");
+  detail::check(repeats.dim() <= 1, "repeats must be 0-dim or 1-dim tensor");
+  const Tensor<T> input = dim ? x : x.reshape({-1});
+  const int64_t d = detail::wrap_dim(dim.value_or(0), input.dim());
+  Tensor<int64_t> counts = repeats.reshape({-1});
+  if (counts.numel() == 1) counts = counts.expand({input.size(d)});
+  detail::check(counts.size(0) == input.size(d), "repeats must have the same size as input along dim");
+  return index_select(input, d, repeat_interleave(counts, output_size));
+}
+template <class T>
+Tensor<T> repeat_interleave(const Tensor<T>& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                            std::optional<int64_t> output_size = std::nullopt) {
+  detail::check(repeats >= 0, "repeats can not be negative");
+  return repeat_interleave(x, full<int64_t>({}, repeats), dim, output_size);
+}
+
+// Every r-element combination of a 1-D x's elements (with_replacement:
+// each element may repeat), in lexicographic order of positions: an
+// [count, r] tensor; r = 0 gives an empty 1-D tensor, as PyTorch.
+template <class T>
+Tensor<T> combinations(const Tensor<T>& x, int64_t r = 2, bool with_replacement = false) {
+  detail::check(x.dim() == 1, "Expect a 1D vector, but got shape ", x.sizes());
+  detail::check(r >= 0, "Expect a non-negative number, but got ", r);
+  if (r == 0) return empty<T>({0}, x.device());
+  const int64_t n = x.size(0);
+  // The position lists, column by column: pos[j] is the j-th element's.
+  std::vector<std::vector<int64_t>> columns(static_cast<std::size_t>(r));
+  std::vector<int64_t> pos(static_cast<std::size_t>(r));
+  for (int64_t j = 0; j < r; ++j) pos[static_cast<std::size_t>(j)] = with_replacement ? 0 : j;
+  const auto last_allowed = [&](int64_t j) { return with_replacement ? n - 1 : n - r + j; };
+  bool more = r <= n || (with_replacement && n > 0);
+  while (more) {
+    for (int64_t j = 0; j < r; ++j) columns[static_cast<std::size_t>(j)].push_back(pos[static_cast<std::size_t>(j)]);
+    // The rightmost position that can still move on moves; those after it
+    // restart just after (or, with replacement, at) it.
+    int64_t j = r - 1;
+    while (j >= 0 && pos[static_cast<std::size_t>(j)] == last_allowed(j)) --j;
+    more = j >= 0;
+    if (!more) break;
+    const int64_t from = ++pos[static_cast<std::size_t>(j)];
+    for (int64_t k = j + 1; k < r; ++k)
+      pos[static_cast<std::size_t>(k)] = with_replacement ? from : from + (k - j);
+  }
+  std::vector<Tensor<T>> picked;
+  picked.reserve(columns.size());
+  for (const auto& c : columns) picked.push_back(index_select(x, 0, tensor<int64_t>(c)));
+  return stack(picked, 1);
 }
 
 }  // namespace tsr

@@ -241,6 +241,18 @@ Tensor<T> flip(const Tensor<T>& x, const Shape& dims) {
   return out;
 }
 
+// Left-right (the second dim) and up-down (the first) reversals.
+template <class T>
+Tensor<T> fliplr(const Tensor<T>& x) {
+  detail::check(x.dim() >= 2, "Input must be >= 2-d.");
+  return flip(x, {1});
+}
+template <class T>
+Tensor<T> flipud(const Tensor<T>& x) {
+  detail::check(x.dim() >= 1, "Input must be >= 1-d.");
+  return flip(x, {0});
+}
+
 namespace detail {
 template <class T>
 Tensor<T> roll_impl(const Tensor<T>& x, const Shape& shifts, const Shape& dims) {

@@ -362,7 +362,7 @@ template <Expression E> auto ndtr(const E& e) { return Unary<ops::Ndtr, E>(e); }
 template <Expression E> auto log_ndtr(const E& e) { return Unary<ops::LogNdtr, E>(e); }
 template <Expression E> auto ndtri(const E& e) { return Unary<ops::Ndtri, E>(e); }
 template <Expression E> auto digamma(const E& e) { return Unary<ops::Digamma, E>(e); }
-template <Expression E> auto psi(const E& e) { return digamma(e); }
+template <Expression E> auto psi(const E& e) { return special::digamma(e); }
 template <Expression E> auto gammaln(const E& e) { return Unary<ops::Gammaln, E>(e); }
 template <Expression E> auto i0(const E& e) { return Unary<ops::I0, E>(e); }
 template <Expression E> auto i0e(const E& e) { return Unary<ops::I0e, E>(e); }
@@ -386,7 +386,7 @@ auto logit(const E& e) {
 }
 template <Expression E>
 auto logit(const E& e, double eps) {
-  return logit(tsr::clamp(e, eps, 1.0 - eps));
+  return special::logit(tsr::clamp(e, eps, 1.0 - eps));
 }
 
 // polygamma(n, x): the n-th derivative of digamma.

@@ -122,4 +122,43 @@ auto unique_consecutive(const E& e, bool return_inverse = false, bool return_cou
   return detail::distinct(detail::unrecorded_tensor(e), dim, false, return_inverse, return_counts);
 }
 
+// Whether each element of `elements` is among `test_elements` (compared in
+// their common type; NaN is never found, as NaN != NaN), or is not, with
+// invert. The result has elements' shape and no gradient. assume_unique is
+// accepted for PyTorch's signature; the search does not need it.
+template <class T, class U>
+Tensor<bool> isin(const Tensor<T>& elements, const Tensor<U>& test_elements, bool assume_unique = false,
+                  bool invert = false) {
+  (void)assume_unique;
+  using C = promote_t<T, U>;
+  const Tensor<C> test = detail::host_contiguous(Tensor<C>(cast<C>(test_elements)));
+  std::vector<C> sorted;
+  sorted.reserve(static_cast<std::size_t>(test.numel()));
+  for (int64_t i = 0; i < test.numel(); ++i)
+    if (const C v = test.data_ptr()[i]; v == v) sorted.push_back(v);  // NaN is never found
+  std::sort(sorted.begin(), sorted.end());
+  const Tensor<C> x = detail::host_contiguous(Tensor<C>(cast<C>(elements)));
+  auto out = Tensor<bool>::allocate(x.sizes());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const C v = x.data_ptr()[i];  // a NaN compares neither less nor greater: binary_search would find it
+    out.data_ptr()[i] = (v == v && std::binary_search(sorted.begin(), sorted.end(), v)) != invert;
+  }
+  return detail::placed_on(out, elements.device());
+}
+// One test element: elements == test_element, compared as `==` compares
+// (an integer tensor against 2.5 in float).
+template <class T, Scalar S>
+Tensor<bool> isin(const Tensor<T>& elements, S test_element, bool assume_unique = false, bool invert = false) {
+  (void)assume_unique;
+  if (invert) return elements != test_element;
+  return elements == test_element;
+}
+// One element: a 0-d result (a floating number against integers compares
+// in float, as PyTorch's wrapped number does).
+template <Scalar S, class U>
+Tensor<bool> isin(S element, const Tensor<U>& test_elements, bool assume_unique = false, bool invert = false) {
+  using E = std::conditional_t<std::is_floating_point_v<S> && !is_floating_v<U>, float, U>;
+  return isin(full<E>({}, detail::convert<E>(element)), test_elements, assume_unique, invert);
+}
+
 }  // namespace tsr

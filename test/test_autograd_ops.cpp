@@ -341,6 +341,47 @@ TEST_CASE("gradcheck: products, block_diag, rot90, take_along_dim, vander, meshg
   }, {c, v});
 }
 
+TEST_CASE("gradcheck: joining, splitting, repeating and scattering into views") {
+  manual_seed(12);
+  const Tensor<double> m = randn<double>({2, 3}), v = randn<double>({3}), c = randn<double>({2});
+  gradcheck_ok("hstack, vstack, dstack, column_stack", [](const V& x) {
+    return Tensor<double>(sum(hstack({x[0], x[0]}) * 2.0) + sum(square(vstack({x[1], x[0]}))) +
+                          sum(dstack({x[0], Tensor<double>(x[0] * x[0])})) + sum(exp(column_stack({x[2], x[0]}))));
+  }, {m, v, c});
+  gradcheck_ok("tensor_split, hsplit", [](const V& x) {
+    const auto pieces = tensor_split(x[0], {1, 2}, 1);
+    const auto halves = hsplit(x[1], 3);
+    return Tensor<double>(sum(pieces[0] * 3.0) + sum(square(pieces[2])) + sum(halves[1] * halves[2]));
+  }, {m, v});
+  gradcheck_ok("broadcast_to, broadcast_tensors", [](const V& x) {
+    const auto both = broadcast_tensors({x[0], x[1].reshape({2, 1})});
+    return Tensor<double>(broadcast_to(x[1].reshape({2, 1}), {4, 2, 3}) * x[0] + both[0] * both[1]);
+  }, {m, c});
+  gradcheck_ok("repeat_interleave", [](const V& x) {
+    return Tensor<double>(sum(square(repeat_interleave(x[0], tensor<int64_t>({2, 0, 3}), 1))) +
+                          sum(repeat_interleave(x[0], 2) * repeat_interleave(x[0], 2)));
+  }, {m});
+  gradcheck_ok("fliplr, flipud", [](const V& x) { return Tensor<double>(fliplr(x[0]) * flipud(x[0])); }, {m});
+  gradcheck_ok("diag_embed, diagflat", [](const V& x) {
+    return Tensor<double>(sum(square(diag_embed(x[0], 1, 0, 2))) + sum(diagflat(x[0], -1) * 2.0));
+  }, {m});
+  gradcheck_ok("combinations", [](const V& x) {
+    return Tensor<double>(sum(prod(combinations(x[0]), {1})) + sum(square(combinations(x[0], 3, true))));
+  }, {v});
+  gradcheck_ok("select_scatter, slice_scatter, diagonal_scatter", [](const V& x) {
+    return Tensor<double>(square(select_scatter(x[0], x[1], 0, 1)) + slice_scatter(x[0], x[2].reshape({2, 1}), 1, 2) +
+                          exp(diagonal_scatter(Tensor<double>(x[0] * 2.0), x[2])));
+  }, {m, v, c});
+  // Gradients flow to src alone where x does not require them, and to x
+  // alone where src does not.
+  gradcheck_ok("slice_scatter into a constant", [](const V& x) {
+    return slice_scatter(zeros<double>({2, 4}), x[0], 1, 1, 4);
+  }, {m});
+  gradcheck_ok("select_scatter of a constant", [](const V& x) {
+    return select_scatter(x[0], ones<double>({3}), 0, 0);
+  }, {m});
+}
+
 TEST_CASE("gradcheck: quantile, logcumsumexp, trapezoid, cov, corrcoef, dist, renorm and ldexp") {
   manual_seed(11);
   const Tensor<double> x = randn<double>({3, 5}), q = tensor<double>({0.2, 0.5, 0.9});
@@ -470,4 +511,34 @@ TEST_CASE_TEMPLATE("rules that compare recomputed values agree with the forward 
           check_grad([&](const Tensor<T>& x) { return Tensor<T>(relu(tanh(x) - other) + x * T(0)); }, 0.0);
         }
       }
+}
+
+TEST_CASE("gradcheck: index_add, index_copy, index_fill, masked_scatter, cross, copysign and inner") {
+  manual_seed(14);
+  const Tensor<double> m = randn<double>({3, 4}), s = randn<double>({2, 4}), a = randn<double>({2, 3}),
+                       b = randn<double>({1, 3}), w = randn<double>({10});
+  const auto i = tensor<int64_t>({2, 0});
+  gradcheck_ok("index_add with alpha and a repeated index", [&](const V& x) {
+    return Tensor<double>(square(index_add(x[0], 0, i, x[1], -1.5)) +
+                          index_add(x[0], 1, tensor<int64_t>({1, 1}), x[1].slice(0, 0, 1).slice(1, 0, 2)));
+  }, {m, s});
+  gradcheck_ok("index_copy, index_fill", [&](const V& x) {
+    return Tensor<double>(exp(index_copy(x[0], 0, i, x[1])) * index_fill(x[0], 1, tensor<int64_t>({-1}), 2.0));
+  }, {m, s});
+  gradcheck_ok("masked_scatter: self, mask and source broadcast", [&](const V& x) {
+    const auto mask = tensor<bool>({true, false, false, true});
+    return Tensor<double>(sum(square(masked_scatter(x[0], mask, x[1]))) +
+                          sum(masked_scatter(x[0].select(0, 1), x[0].slice(0, 0, 2) > 0.0, x[1]) * 2.0));
+  }, {m, w});
+  gradcheck_ok("cross, linalg::cross", [](const V& x) {
+    return Tensor<double>(square(cross(x[0], x[1])) + linalg::cross(x[0].t(), x[1].t(), 0).t());
+  }, {a, b});
+  gradcheck_ok("copysign, inner", [](const V& x) {
+    return Tensor<double>(copysign(x[0], x[1]) * 3.0 + inner(x[0], x[1]));
+  }, {a, b});
+  // The node names PyTorch gives these.
+  Tensor<double> leaf = m.clone().requires_grad_();
+  CHECK(index_add(leaf, 0, i, s).grad_fn_name() == "IndexAddBackward0");
+  CHECK(index_copy(leaf, 0, i, s).grad_fn_name() == "IndexCopyBackward0");
+  CHECK(index_fill(leaf, 0, i, 1.0).grad_fn_name() == "IndexFillBackward0");
 }

@@ -570,3 +570,30 @@ TEST_CASE("float tanh: the inlined batch path is within 1.4 ulp of double-precis
   CHECK(test::worst_ulp<float>(tanh(x), tensor<double>(want)) <= 1.4);
   CHECK(std::signbit(tanh(tensor<float>({-0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f})).eval()(0)));
 }
+
+TEST_CASE("PyTorch's other names: add and sub with alpha, rsub, div with a rounding mode, copysign, isposinf") {
+  const auto p = golden<float>("iw_p"), q = golden<float>("iw_q");
+  test::check_close(add(p, q, -1.5), golden("iw_add_alpha"), 1e-7, 0, "add with alpha");
+  test::check_close(sub(p, q, 3), golden("iw_sub_alpha"), 1e-7, 0, "sub with alpha");
+  test::check_close(rsub(p, q, 2), golden("iw_rsub"), 1e-7, 0, "rsub");
+  const auto n1 = tensor<int64_t>({-7, 7, -8, 0, 9, -1}), n2 = tensor<int64_t>({2, -2, 2, 3, 3, 5});
+  CHECK(equal(div(n1, n2, "trunc"), golden<int64_t>("iw_div_trunc_int")));
+  CHECK(equal(div(n1, n2, "floor"), golden<int64_t>("iw_div_floor_int")));
+  CHECK(equal(div(p * 4.f, q, "trunc"), golden<float>("iw_div_trunc")));
+  CHECK(equal(div(p * 4.f, q, "floor"), golden<float>("iw_div_floor")));
+  CHECK(test::error_of([&] { div(p, q, "round"); }) ==
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'");
+  CHECK(equal(Tensor<float>(copysign(p, q)), golden<float>("iw_copysign")));
+  CHECK(equal(Tensor<float>(copysign(tensor<int64_t>({1, -2, 0, 3}), tensor<float>({-0.f, 1.f, -1.f, -NAN}))),
+              golden<float>("iw_copysign_int")));
+  const auto inf = std::numeric_limits<float>::infinity();
+  const auto special = tensor<float>({1.f, inf, -inf, NAN});
+  CHECK(equal(stack({Tensor<bool>(isposinf(special)), Tensor<bool>(isneginf(special))}), golden<bool>("iw_posneginf")));
+  CHECK(Tensor<bool>(isposinf(tensor<int>({1, 2}))).to_vector() == std::vector<bool>{false, false});
+  // The other names are the same expressions (checked on values, exactly).
+  CHECK(equal(Tensor<float>(clip(p, -0.5, 0.5)), Tensor<float>(clamp(p, -0.5, 0.5))));
+  CHECK(equal(Tensor<bool>(greater_equal(p, q)), Tensor<bool>(p >= q)));
+  CHECK(equal(Tensor<float>(max(p, q)), Tensor<float>(maximum(p, q))));
+  CHECK(equal(Tensor<float>(arctan2(p, q)), Tensor<float>(atan2(p, q))));
+  CHECK(equal(Tensor<float>(true_divide(p, q)), Tensor<float>(p / q)));
+}

@@ -89,3 +89,35 @@ TEST_CASE("bad factory arguments raise PyTorch's errors") {
   CHECK_THROWS_WITH_AS(zeros({-1}), "Trying to create tensor with negative dimension -1: [-1]", Error);
   CHECK_THROWS_AS(tensor<float>({1, 2, 3}, {2, 2}), Error);
 }
+
+TEST_CASE("logspace and the window functions match PyTorch") {
+  CHECK(test::worst_ulp<float>(logspace<float>(-1.5f, 2.25f, 7), test::golden("iw_logspace")) <= 1);
+  CHECK(test::worst_ulp<double>(logspace<double>(0, 10, 11, 2.0), test::golden("iw_logspace_base")) <= 1);
+  CHECK(equal(logspace<int64_t>(0, 3, 4), test::golden<int64_t>("iw_logspace_int")));
+  CHECK(test::worst_ulp<float>(logspace<float>(1.5f, 9.f, 1), test::golden("iw_logspace_one")) <= 1);
+  CHECK(test::error_of([] { logspace<float>(0, 1, -1); }) == "number of steps must be non-negative");
+
+  // Each window computes in float with PyTorch's operations; cos and i0 may
+  // round an ulp apart from PyTorch's (values near 0 come from cancellation:
+  // an absolute tolerance of a few float ulps of 1).
+  for (int64_t n : {0, 1, 2, 7, 10}) {
+    for (bool periodic : {true, false}) {
+      const std::string tag = std::to_string(n) + "_" + std::to_string(int(periodic));
+      INFO("n = " << n << ", periodic = " << periodic);
+      test::check_close(hann_window(n, periodic), test::golden("iw_hann_" + tag), 1e-6, 3e-7, "hann_window");
+      test::check_close(hamming_window(n, periodic), test::golden("iw_hamming_" + tag), 1e-6, 3e-7, "hamming_window");
+      test::check_close(bartlett_window(n, periodic), test::golden("iw_bartlett_" + tag), 0, 0, "bartlett_window");
+      test::check_close(blackman_window(n, periodic), test::golden("iw_blackman_" + tag), 1e-6, 3e-7,
+                        "blackman_window");
+      test::check_close(kaiser_window(n, periodic), test::golden("iw_kaiser_" + tag), 2e-6, 3e-7, "kaiser_window");
+    }
+  }
+  test::check_close(hamming_window<double>(9, false, 0.6, 0.3), test::golden("iw_hamming_ab"), 1e-15, 1e-16,
+                    "hamming_window in double with alpha and beta");
+  test::check_close(kaiser_window<double>(9, true, 4.5), test::golden("iw_kaiser_beta"), 1e-14, 1e-16,
+                    "kaiser_window in double with beta");
+  CHECK(test::error_of([] { hann_window(-1); }) ==
+        "hann_window requires non-negative window_length, got window_length=-1");
+  CHECK(test::error_of([] { kaiser_window(-2); }) ==
+        "kaiser_window requires non-negative window_length, got window_length=-2");
+}

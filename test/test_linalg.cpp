@@ -579,3 +579,159 @@ TEST_CASE("addmv, addr, addbmm, baddbmm, tensordot, kron and logdet match PyTorc
   CHECK(error_of([&] { tensordot(x3, y3, -1); }) == "tensordot expects dims >= 0, but got dims=-1");
   CHECK(error_of([&] { logdet(m); }) == "logdet: A must be batches of square matrices, but they are 4 by 5 matrices");
 }
+
+TEST_CASE("cross, linalg::cross and inner match PyTorch") {
+  const auto a = test::golden<float>("iw_a"), b = test::golden<float>("iw_b");
+  test::check_close(cross(a, b), test::golden("iw_cross"), 1e-6, 1e-7, "cross along the first dim of size 3");
+  test::check_close(linalg::cross(a.transpose(1, 2), b.transpose(1, 2)), test::golden("iw_linalg_cross"), 1e-6, 1e-7,
+                    "linalg::cross of transposed operands, broadcast");
+  test::check_close(inner(test::golden<float>("iw_x"), test::golden<float>("iw_s2")), test::golden("iw_inner"), 1e-6,
+                    1e-6, "inner of matrices");
+  test::check_close(inner(test::golden<float>("iw_p"), test::golden<float>("iw_q")), test::golden("iw_inner_vec"),
+                    1e-6, 1e-6, "inner of vectors");
+  CHECK(test::error_of([] { linalg::cross(ones<float>({2, 4}), ones<float>({2, 4})); }) ==
+        "linalg.cross: inputs dimension -1 must have length 3. Got 4 and 4");
+  CHECK(test::error_of([] { linalg::cross(ones<float>({2, 3}), ones<float>({3})); }) ==
+        "linalg.cross: inputs must have the same number of dimensions.");
+  CHECK(test::error_of([] { cross(ones<float>({2, 2}), ones<float>({2, 2})); }) == "no dimension of size 3 in input");
+  CHECK(test::error_of([] { inner(ones<float>({2, 3}), ones<float>({4})); }) ==
+        "inner() the last dimension must match on both input tensors but got shapes [2, 3] and [4]");
+}
+
+namespace {
+// V with each column's largest-magnitude entry made positive: eigenvectors
+// are unique up to sign, and this picks one.
+Tensor<double> sign_fixed(const Tensor<double>& v) {
+  const Tensor<double> flat = v.reshape({-1, v.size(-2), v.size(-1)}).contiguous();
+  Tensor<double> out = flat.clone();
+  const int64_t n = v.size(-1);
+  for (int64_t b = 0; b < flat.size(0); ++b)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t at = 0;
+      for (int64_t i = 0; i < n; ++i)
+        if (std::abs(flat(b, i, j)) > std::abs(flat(b, at, j))) at = i;
+      if (flat(b, at, j) < 0)
+        for (int64_t i = 0; i < n; ++i) out(b, i, j) = -flat(b, i, j);
+    }
+  return out.reshape(v.sizes());
+}
+}  // namespace
+
+TEST_CASE("linalg::qr matches PyTorch in every mode, gradients included") {
+  for (const std::string tag : {"f32", "f64"}) {
+    const bool f32 = tag == "f32";
+    const double tol = f32 ? 2e-5 : 1e-12;
+    for (const std::string shape : {"5x3", "4x4", "3x5", "2x4x3"}) {
+      const std::string name = "qr_" + tag + "_" + shape;
+      const auto a64 = test::golden(name + "_both_in0");
+      for (const std::string mode : {"reduced", "complete", "r"}) {
+        INFO(name << " mode " << mode);
+        auto check = [&](const auto& a) {
+          const auto [q, r] = linalg::qr(a, mode);
+          test::check_close(q, test::golden(name + "_" + mode + "_q"), tol, tol, "Q");
+          test::check_close(r, test::golden(name + "_" + mode + "_r"), tol, tol, "R");
+        };
+        if (f32) check(Tensor<float>(cast<float>(a64)));
+        else check(a64);
+      }
+      auto run = [&](auto zero) {
+        using T = decltype(zero);
+        test::check_forward_backward<T>(name + "_both", 1, [](const std::vector<Tensor<T>>& x) {
+          const auto [q, r] = linalg::qr(x[0]);
+          return cat({q.reshape({-1}), r.reshape({-1})});
+        }, tol * 10);
+        test::check_forward_backward<T>(name + "_qonly", 1, [](const std::vector<Tensor<T>>& x) {
+          return std::get<0>(linalg::qr(x[0]));
+        }, tol * 10);
+        test::check_forward_backward<T>(name + "_ronly", 1, [](const std::vector<Tensor<T>>& x) {
+          return std::get<1>(linalg::qr(x[0]));
+        }, tol * 10);
+      };
+      if (f32) run(0.f);
+      else run(0.0);
+    }
+  }
+  // Q R = A and Q^T Q = I for a larger, batched A (hand-checkable identities).
+  manual_seed(4);
+  const Tensor<double> a = randn<double>({3, 40, 25});
+  const auto [q, r] = linalg::qr(a);
+  CHECK(Tensor<double>(abs(matmul(q, r) - a)).amax().item() < 1e-13);
+  CHECK(Tensor<double>(abs(matmul(q.transpose(-1, -2), q) - eye<double>(25))).amax().item() < 1e-14);
+  CHECK(Tensor<double>(abs(tril(r, -1))).amax().item() == 0);
+  // Second derivatives (recorded backward through both factors).
+  using V = std::vector<Tensor<double>>;
+  CHECK(autograd::gradgradcheck([](const V& x) {
+    const auto [q2, r2] = linalg::qr(x[0]);
+    return Tensor<double>(sum(q2 * q2 * q2) + sum(r2 * r2 * r2));
+  }, V{randn<double>({4, 3})}));
+  CHECK(autograd::gradgradcheck([](const V& x) { return Tensor<double>(sum(exp(std::get<1>(linalg::qr(x[0]))))); },
+                                V{randn<double>({2, 4})}));
+
+  CHECK(test::error_of([] { linalg::qr(ones<double>({3})); }) ==
+        "linalg.qr: The input tensor A must have at least 2 dimensions.");
+  CHECK(test::error_of([] { linalg::qr(ones<double>({3, 3}), "full"); }) ==
+        "qr received unrecognized mode 'full' but expected one of 'reduced' (default), 'r', or 'complete'");
+  const Tensor<double> leaf = randn<double>({4, 3}).requires_grad_();
+  CHECK(test::error_of([&] { std::get<0>(linalg::qr(leaf, "complete")).sum().backward(); }) ==
+        "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+  CHECK(test::error_of([&] { std::get<1>(linalg::qr(leaf, "r")).sum().backward(); }) ==
+        "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+        "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+  CHECK(std::get<0>(linalg::qr(leaf)).grad_fn_name() == "LinalgQrBackward0");
+}
+
+TEST_CASE("linalg::eigh and eigvalsh match PyTorch, gradients included") {
+  for (const std::string tag : {"f32", "f64"}) {
+    const bool f32 = tag == "f32";
+    // Jacobi in double rounds a float result once; LAPACK's float algorithm
+    // is within a few float ulps of the matrix's norm.
+    const double tol = f32 ? 1e-5 : 1e-12;
+    for (const std::string shape : {"1x1", "4x4", "7x7", "2x3x3"}) {
+      const std::string name = "eigh_" + tag + "_" + shape;
+      INFO(name);
+      const auto a64 = test::golden(name + "_grad_in0");
+      auto check = [&](const auto& a) {
+        const auto [values, vectors] = linalg::eigh(a);
+        test::check_close(values, test::golden(name + "_values"), tol, tol, "eigenvalues");
+        test::check_close(sign_fixed(cast<double>(vectors)), sign_fixed(test::golden(name + "_vectors")), tol * 10,
+                          tol * 10, "eigenvectors, up to sign");
+        test::check_close(linalg::eigvalsh(triu(a), "U"), test::golden(name + "_values_upper"), tol, tol,
+                          "eigvalsh of the upper triangle");
+      };
+      if (f32) check(Tensor<float>(cast<float>(a64)));
+      else check(a64);
+      auto run = [&](auto zero) {
+        using T = decltype(zero);
+        test::check_forward_backward<T>(name + "_grad", 1, [](const std::vector<Tensor<T>>& x) {
+          const auto [values, vectors] = linalg::eigh(x[0]);
+          return cat({values.reshape({-1}), Tensor<T>(vectors * vectors).reshape({-1})});
+        }, tol * 100);
+      };
+      if (f32) run(0.f);
+      else run(0.0);
+    }
+  }
+  manual_seed(6);
+  const Tensor<double> m = randn<double>({2, 30, 30}), a = m + m.transpose(-1, -2);
+  const auto [values, vectors] = linalg::eigh(a);
+  CHECK(Tensor<double>(abs(matmul(vectors * values.unsqueeze(-2), vectors.transpose(-1, -2)) - a)).amax().item() <
+        1e-12);
+  CHECK(Tensor<double>(abs(matmul(vectors.transpose(-1, -2), vectors) - eye<double>(30))).amax().item() < 1e-13);
+  using V = std::vector<Tensor<double>>;
+  const auto sym = [](const Tensor<double>& x) { return Tensor<double>((x + x.transpose(-1, -2)) * 0.5); };
+  CHECK(autograd::gradgradcheck([&](const V& x) {
+    const auto [l, v] = linalg::eigh(sym(x[0]));
+    return Tensor<double>(sum(l * l * l) + sum(v * v * v * v));
+  }, V{randn<double>({4, 4})}));
+  CHECK(autograd::gradgradcheck([&](const V& x) { return Tensor<double>(sum(exp(linalg::eigvalsh(sym(x[0]))))); },
+                                V{randn<double>({3, 3})}));
+
+  CHECK(test::error_of([] { linalg::eigh(ones<double>({3, 4})); }) ==
+        "linalg.eigh: A must be batches of square matrices, but they are 3 by 4 matrices");
+  CHECK(test::error_of([] { linalg::eigh(ones<double>({3, 3}), "X"); }) ==
+        "Expected UPLO argument to be 'L' or 'U', but got X");
+  CHECK(test::error_of([] { linalg::eigh(full<double>({3, 3}, NAN)); }) ==
+        "linalg.eigh: The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
+        "repeated eigenvalues.");
+  CHECK(std::get<0>(linalg::eigh(ones<double>({0, 0}))).numel() == 0);
+}

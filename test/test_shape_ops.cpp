@@ -1,5 +1,6 @@
 // Shape operations, indexing, sorting, binning and unique against PyTorch
-// 1.13 (tools/make_golden.py: shape_ops, shape_more, binning), on
+// 1.13 (tools/make_golden.py: shape_ops, shape_more, binning,
+// join_split_scatter, index_writes_names), on
 // contiguous, transposed, sliced and expanded inputs, with PyTorch's error
 // texts.
 #include <algorithm>
@@ -609,4 +610,252 @@ TEST_CASE("block_diag, rot90, take_along_dim, vander, tril_indices, triu_indices
   CHECK(error_of([&] { vander(xv, -1); }) == "N must be non-negative.");
   CHECK(error_of([] { tril_indices(-1, 3); }) == "row must be non-negative, got -1");
   CHECK(error_of([] { triu_indices(3, -2); }) == "col must be non-negative, got -2");
+}
+
+// The pieces of a split as PyTorch's goldens hold them: their sizes, one row
+// each, and their elements flattened and joined.
+static void check_pieces(const std::vector<Tensor<float>>& pieces, const std::string& name) {
+  std::vector<int64_t> sizes;
+  std::vector<Tensor<float>> flat;
+  for (const auto& p : pieces) {
+    sizes.insert(sizes.end(), p.sizes().begin(), p.sizes().end());
+    flat.push_back(p.reshape({-1}));
+  }
+  const auto rank = static_cast<int64_t>(pieces.front().dim());
+  check_close(tensor<int64_t>(sizes, {static_cast<int64_t>(pieces.size()), rank}),
+              test::golden("js_split_" + name + "_sizes"), 0, 0, name + " sizes");
+  check_close(cat(flat), test::golden("js_split_" + name + "_flat"), 0, 0, name + " elements");
+}
+
+TEST_CASE("hstack, vstack, dstack, column_stack, tensor_split, hsplit, vsplit, dsplit, broadcast_to and "
+          "broadcast_tensors") {
+  const auto a = test::golden<float>("js_a"), v = test::golden<float>("js_v"), s = test::golden<float>("js_s"),
+             c = test::golden<float>("js_c");
+  check_close(hstack({a, a.narrow(1, 0, 1)}), test::golden("js_hstack"), 0, 0, "hstack");
+  check_close(hstack({s, v, v.narrow(0, 0, 1)}), test::golden("js_hstack_1d"), 0, 0, "hstack of 0-D and 1-D");
+  check_close(vstack({v, a, s.expand({3})}), test::golden("js_vstack"), 0, 0, "vstack");
+  check_close(row_stack({v, a, s.expand({3})}), test::golden("js_vstack"), 0, 0, "row_stack");
+  check_close(dstack({a, Tensor<float>(a * 2.f)}), test::golden("js_dstack"), 0, 0, "dstack");
+  check_close(dstack({v, s.expand({3})}), test::golden("js_dstack_1d"), 0, 0, "dstack of 1-D");
+  check_close(column_stack({c, a, s.expand({2})}), test::golden("js_column_stack"), 0, 0, "column_stack");
+
+  const auto x = arange<float>(24).reshape({2, 3, 4});
+  check_pieces(tensor_split(x, 3, 2), "sections");
+  check_pieces(tensor_split(x, {1, -1, 9}, -1), "indices");
+  check_pieces(tensor_split(x, {2, 1}, 1), "backwards");
+  check_pieces(hsplit(x, 3), "hsplit");
+  check_pieces(vsplit(x, {1}), "vsplit");
+  check_pieces(dsplit(x, 2), "dsplit");
+  for (const auto& piece : tensor_split(x, 2, 1)) CHECK(piece.is_alias_of(x));  // views, as split's
+  CHECK(hsplit(arange<float>(6), 3).size() == 3);  // 1-D: along the first dim
+
+  const auto wide = broadcast_to(c.reshape({2, 1}), {3, -1, 4});
+  check_close(wide, test::golden("js_broadcast_to"), 0, 0, "broadcast_to");
+  CHECK(wide.is_alias_of(c));
+  const auto both = broadcast_tensors({a, ones<float>({4, 1, 1})});
+  CHECK(both[0].sizes() == Shape{4, 2, 3});
+  CHECK(both[1].sizes() == Shape{4, 2, 3});
+  CHECK(both[0].is_alias_of(a));
+  CHECK(broadcast_shapes({{2, 1}, {3}, {}}) == Shape{2, 3});
+
+  CHECK(error_of([] { hstack(std::vector<Tensor<float>>{}); }) == "hstack expects a non-empty TensorList");
+  CHECK(error_of([] { column_stack(std::vector<Tensor<float>>{}); }) == "column_stack expects a non-empty TensorList");
+  CHECK(error_of([&] { vstack({s, v}); }) ==
+        "Sizes of tensors must match except in dimension 0. Expected size 1 but got size 3 for tensor number 1 in the "
+        "list.");
+  CHECK(error_of([&] { tensor_split(x, 0); }) == "number of sections must be larger than 0, got 0");
+  CHECK(error_of([&] { tensor_split(s, 2); }) ==
+        "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+  CHECK(error_of([&] { hsplit(a, 2); }) ==
+        "torch.hsplit attempted to split along dimension 1, but the size of the dimension 3 is not divisible by the "
+        "split_size 2!");
+  CHECK(error_of([&] { hsplit(a, 0); }) ==
+        "torch.hsplit attempted to split along dimension 1, but the size of the dimension 3 is not divisible by the "
+        "split_size 0!");
+  CHECK(error_of([&] { hsplit(s, 1); }) ==
+        "torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 dimensions!");
+  CHECK(error_of([&] { vsplit(v, {1}); }) ==
+        "torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with 1 dimensions!");
+  CHECK(error_of([&] { dsplit(a, 1); }) ==
+        "torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with 2 dimensions!");
+  CHECK(error_of([&] { broadcast_to(a, {2, 2}); }) ==
+        "The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 1.  Target "
+        "sizes: [2, 2].  Tensor sizes: [2, 3]");
+  CHECK(error_of([&] { broadcast_tensors({a, ones<float>({4, 2})}); }) ==
+        "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1");
+  CHECK(error_of([] { broadcast_shapes({{2, 1}, {3, 4}}); }) ==
+        "Shape mismatch: objects cannot be broadcast to a single shape");
+}
+
+TEST_CASE("repeat_interleave, fliplr, flipud, diag_embed, diagflat, argwhere and combinations") {
+  const auto a = test::golden<float>("js_a"), v = test::golden<float>("js_v"), c = test::golden<float>("js_c");
+  check_close(repeat_interleave(a, 2, 1), test::golden("js_ri_int"), 0, 0, "repeat_interleave along a dim");
+  check_close(repeat_interleave(a, 3), test::golden("js_ri_flat"), 0, 0, "repeat_interleave flattened");
+  check_close(repeat_interleave(a, tensor<int64_t>({0, 2, 1}), -1), test::golden("js_ri_tensor"), 0, 0,
+              "repeat_interleave, one count per slice");
+  check_close(repeat_interleave(a, tensor<int64_t>({2}), 0), test::golden("js_ri_one"), 0, 0,
+              "repeat_interleave, one count for all");
+  check_close(repeat_interleave(tensor<int64_t>({3, 0, 1, 2})), test::golden("js_ri_indices"), 0, 0,
+              "repeat_interleave of counts");
+  CHECK(repeat_interleave(a, tensor<int64_t>({2, 1}), 0, 3).sizes() == Shape{3, 3});
+  CHECK(repeat_interleave(full<float>({}, 1.f), 3).sizes() == Shape{3});
+  CHECK(repeat_interleave(tensor<int64_t>(std::vector<int64_t>{})).numel() == 0);
+
+  const auto x = arange<float>(24).reshape({2, 3, 4});
+  check_close(fliplr(x), test::golden("js_fliplr"), 0, 0, "fliplr");
+  check_close(flipud(x), test::golden("js_flipud"), 0, 0, "flipud");
+
+  check_close(diag_embed(a), test::golden("js_diag_embed"), 0, 0, "diag_embed");
+  check_close(diag_embed(a, -2, 0, 2), test::golden("js_diag_embed_off"), 0, 0, "diag_embed, offset -2, dims 0 and 2");
+  check_close(diag_embed(v, 1, 1, 0), test::golden("js_diag_embed_pos"), 0, 0, "diag_embed, dims swapped");
+  check_close(diagflat(a, 2), test::golden("js_diagflat"), 0, 0, "diagflat");
+  check_close(diagflat(v, -1), test::golden("js_diagflat_neg"), 0, 0, "diagflat below the diagonal");
+  CHECK(diagflat(full<float>({}, 3.f)).sizes() == Shape{1, 1});
+
+  check_close(argwhere(test::golden<float>("js_z")), test::golden("js_argwhere"), 0, 0, "argwhere (NaN is nonzero)");
+  CHECK(argwhere(full<float>({}, 2.f)).sizes() == Shape{1, 0});
+  CHECK(argwhere(full<float>({}, 0.f)).sizes() == Shape{0, 0});
+
+  check_close(combinations(v), test::golden("js_comb2"), 0, 0, "combinations");
+  check_close(combinations(cat({v, c}), 3), test::golden("js_comb3"), 0, 0, "combinations of 3");
+  check_close(combinations(v, 2, true), test::golden("js_comb2_rep"), 0, 0, "combinations with replacement");
+  check_close(combinations(c, 3, true), test::golden("js_comb3_rep"), 0, 0, "3 of 2 with replacement");
+  check_close(combinations(v, 1), test::golden("js_comb1"), 0, 0, "combinations of 1");
+  CHECK(combinations(v, 0).sizes() == Shape{0});
+  CHECK(combinations(v, 4).sizes() == Shape{0, 4});
+  CHECK(combinations(empty<float>({0}), 2, true).sizes() == Shape{0, 2});
+
+  CHECK(error_of([&] { repeat_interleave(a, -1); }) == "repeats can not be negative");
+  CHECK(error_of([&] { repeat_interleave(a, tensor<int64_t>({1, -2}), 0); }) == "repeats can not be negative");
+  CHECK(error_of([&] { repeat_interleave(a, tensor<int64_t>({1, 2, 3}), 0); }) ==
+        "repeats must have the same size as input along dim");
+  CHECK(error_of([&] { repeat_interleave(a, tensor<int64_t>({2}, {1, 1})); }) == "repeats must be 0-dim or 1-dim tensor");
+  CHECK(error_of([] { repeat_interleave(tensor<int64_t>({1, 0, 3}, {1, 3})); }) ==
+        "repeat_interleave only accept 1D vector as repeat");
+  CHECK(error_of([&] { repeat_interleave(a, tensor<int64_t>({2, 1}), 0, 4); }) ==
+        "allocated size does not match required size");
+  CHECK(raises_index_error([] { repeat_interleave(full<float>({}, 1.f), 3, 0); }));
+  CHECK(raises_index_error([&] { repeat_interleave(a, 2, 2); }));
+  CHECK(error_of([] { fliplr(arange<float>(3)); }) == "Input must be >= 2-d.");
+  CHECK(error_of([] { flipud(full<float>({}, 1.f)); }) == "Input must be >= 1-d.");
+  CHECK(error_of([&] { diag_embed(a, 0, -1, 2); }) == "diagonal dimensions cannot be identical -1, 2");
+  CHECK(raises_index_error([&] { diag_embed(a, 0, 0, 3); }));
+  CHECK(raises_index_error([] { diag_embed(full<float>({}, 1.f)); }));
+  CHECK(error_of([&] { combinations(a); }) == "Expect a 1D vector, but got shape [2, 3]");
+  CHECK(error_of([&] { combinations(v, -1); }) == "Expect a non-negative number, but got -1");
+}
+
+TEST_CASE("select_scatter, slice_scatter and diagonal_scatter") {
+  const auto a = test::golden<float>("js_a");
+  const auto x = arange<float>(24).reshape({2, 3, 4});
+  check_close(select_scatter(x, a * 10.f, 2, -1), test::golden("js_select_scatter"), 0, 0, "select_scatter");
+  check_close(slice_scatter(x, ones<float>({2, 3, 2}), 2, 0, std::nullopt, 2), test::golden("js_slice_scatter"), 0, 0,
+              "slice_scatter with a step");
+  check_close(slice_scatter(x, ones<float>({2, 1, 4}), 1, -1, 3), test::golden("js_slice_scatter_neg"), 0, 0,
+              "slice_scatter from a negative start");
+  check_close(slice_scatter(x, zeros<float>({1, 3, 4}), 0, 1, 2), test::golden("js_slice_scatter_dim0"), 0, 0,
+              "slice_scatter along dim 0");
+  check_close(diagonal_scatter(x, ones<float>({4, 2}), 1, 0, 1), test::golden("js_diagonal_scatter"), 0, 0,
+              "diagonal_scatter");
+  check_close(diagonal_scatter(x, -ones<float>({2, 3}), -1, 2, 1), test::golden("js_diagonal_scatter_neg"), 0, 0,
+              "diagonal_scatter below the diagonal");
+  const auto out = select_scatter(x, full<float>({2, 4}, 7.f), 1, 0);
+  CHECK(!out.is_alias_of(x));
+  CHECK(out(0, 0, 0) == 7.f);
+  CHECK(x(0, 0, 0) == 0.f);  // x itself is not written
+
+  CHECK(error_of([&] { select_scatter(x, ones<float>({2}), 0, 1); }) ==
+        "expected src to have a size equal to the slice of self. src size = [2], slice size = [3, 4]");
+  CHECK(error_of([&] { slice_scatter(x, ones<float>({2, 3, 4}), 2, 0, 4, 2); }) ==
+        "expected src to have a size equal to the slice of self. src size = [2, 3, 4], slice size = [2, 3, 2]");
+  CHECK(error_of([&] { slice_scatter(x, ones<float>({2, 3, 2}), 2, 0, 4, 0); }) == "slice step must be positive");
+  CHECK(error_of([&] { diagonal_scatter(x, ones<float>({4, 2}), 0, 1, 1); }) ==
+        "diagonal dimensions cannot be identical 1, 1");
+  CHECK(raises_index_error([&] { select_scatter(x, ones<float>({3, 4}), 0, 5); }));
+}
+
+TEST_CASE("index_add, index_copy, index_fill, masked_scatter, isin and msort") {
+  const auto x = test::golden<float>("iw_x"), s2 = test::golden<float>("iw_s2"), s1 = test::golden<float>("iw_s1");
+  const auto i = tensor<int64_t>({2, 0});
+  check_close(index_add(x, 0, i, s2), test::golden("iw_index_add"), 0, 0, "index_add");
+  // PyTorch's kernel multiplies and adds in one rounding (a fused multiply-add).
+  check_close(index_add(x, 0, i, s2, -2.5), test::golden("iw_index_add_alpha"), 1e-6, 1e-6, "index_add with alpha");
+  check_close(index_add(x, 1, tensor<int64_t>({3, 3}), s1), test::golden("iw_index_add_repeat"), 1e-6, 0,
+              "index_add with a repeated index");
+  check_close(index_add(x.t(), 1, i, s2.slice(1, 0, 1).t()), test::golden("iw_index_add_bcast").t(), 0, 0,
+              "index_add of a transposed self, the source's slices broadcast");
+  check_close(index_add(arange<int64_t>(12).view({3, 4}), 1, tensor<int64_t>({0, 2}),
+                        tensor<int64_t>({1, 2, 3, 4, 5, 6}).view({3, 2}), 3),
+              test::golden("iw_index_add_int"), 0, 0, "index_add of integers");
+  check_close(index_copy(x, 0, i, s2), test::golden("iw_index_copy"), 0, 0, "index_copy");
+  check_close(index_copy(x, -1, tensor<int64_t>({1, 0}), s1), test::golden("iw_index_copy_dim1"), 0, 0,
+              "index_copy along the last dim");
+  check_close(index_fill(x, 1, tensor<int64_t>({-1, 1}), -7.5), test::golden("iw_index_fill"), 0, 0,
+              "index_fill with a negative index");
+  check_close(index_fill(x, 0, full<int64_t>({}, 1), 2.0), test::golden("iw_index_fill_0d"), 0, 0,
+              "index_fill with a 0-d index");
+  const auto m = test::golden<bool>("iw_mask");
+  const auto src = arange<float>(10);
+  check_close(masked_scatter(x, m, src), test::golden("iw_masked_scatter"), 0, 0, "masked_scatter");
+  check_close(masked_scatter(x, m.select(0, 1), src), test::golden("iw_masked_scatter_bcast"), 0, 0,
+              "masked_scatter with the mask broadcast");
+  check_close(masked_scatter(x.select(0, 0), m, src), test::golden("iw_masked_scatter_row"), 0, 0,
+              "masked_scatter with self broadcast");
+
+  // In place: the same values, written into self.
+  Tensor<float> y = x.clone();
+  CHECK(&index_add_(y, 0, i, s2) == &y);
+  check_close(y, test::golden("iw_index_add"), 0, 0, "index_add_");
+  y = x.clone();
+  index_copy_(y, -1, tensor<int64_t>({1, 0}), s1);
+  check_close(y, test::golden("iw_index_copy_dim1"), 0, 0, "index_copy_");
+  y = x.clone();
+  index_fill_(y, 1, tensor<int64_t>({-1, 1}), -7.5);
+  check_close(y, test::golden("iw_index_fill"), 0, 0, "index_fill_");
+  y = x.clone();
+  masked_scatter_(y, m.select(0, 1), src);
+  check_close(y, test::golden("iw_masked_scatter_bcast"), 0, 0, "masked_scatter_");
+  // 0-d targets (hand-checked: one slice, the source's value).
+  CHECK(index_add(zeros<float>({}), 0, tensor<int64_t>({0}), full<float>({}, 2.f)).item() == 2.f);
+  CHECK(index_copy(zeros<float>({3}), 0, full<int64_t>({}, 1), full<float>({}, 4.f)).to_vector() ==
+        std::vector<float>{0, 4, 0});
+
+  // PyTorch's errors.
+  CHECK(raises_index_error([&] { index_add(x, 0, tensor<int64_t>({3, 0}), s2); }));
+  CHECK(error_of([&] { index_add(x, 0, tensor<int64_t>({-1, 0}), s2); }) == "index out of range in self");
+  CHECK(error_of([&] { index_add(x, 0, tensor<int64_t>({1, 0}).view({1, 2}), s2); }) ==
+        "index_add_(): Index is supposed to be a vector, but got dim: 2 with type: Long and size: [1, 2]");
+  CHECK(error_of([&] { index_add(x, 0, tensor<int64_t>({1, 0, 2}), s2); }) ==
+        "index_add_(): Number of indices (3) should be equal to source.size(dim): (2), for dim: 0");
+  CHECK(error_of([&] { index_copy(x, 0, tensor<int64_t>({-1, 0}), s2); }) ==
+        "index_copy_(): index -1 is out of bounds for dimension 0 with size 3");
+  CHECK(error_of([&] { index_copy(x, 0, i, ones<float>({2, 3})); }) ==
+        "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: 4 at "
+        "dimension 0 and source slice shape: 3 at dimension 0.");
+  CHECK(error_of([&] { index_copy(x, 0, i, ones<float>({2, 4, 1})); }) ==
+        "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source "
+        "dimensionality (3), destination dimensionality (2)");
+  CHECK(error_of([&] { index_copy(x, 0, tensor<int64_t>({1, 0, 2}), s2); }) ==
+        "index_copy_(): Number of indices (3) should be equal to source.size(dim) (2)");
+  CHECK(error_of([&] { index_fill(x, 1, tensor<int64_t>({-5}), 1.0); }) ==
+        "index -5 is out of bounds for dimension 1 with size 4");
+  CHECK(error_of([&] { index_fill(x, 1, tensor<int64_t>({1}).view({1, 1}), 1.0); }) ==
+        "Index has to be a vector/scalar");
+  CHECK(error_of([&] { masked_scatter(x, m, arange<float>(5)); }) ==
+        "Number of elements of source < number of ones in mask");
+  y = x.clone();
+  CHECK(error_of([&] { index_fill_(y, 1, tensor<int64_t>({4}), 1.0); }) ==
+        "index 4 is out of bounds for dimension 1 with size 4");
+  check_close(y, x, 0, 0, "a refused index_fill_ writes nothing");
+
+  const auto e = tensor<int64_t>({1, 2, 5, 3, 4, 2}).view({2, 3});
+  const auto t = tensor<float>({2.f, NAN, 5.f, 2.f});
+  check_close(isin(e, t), test::golden("iw_isin"), 0, 0, "isin");
+  check_close(isin(e, t, false, true), test::golden("iw_isin_invert"), 0, 0, "isin, inverted");
+  check_close(isin(tensor<float>({1.f, NAN, -0.f, 3.f}), tensor<float>({NAN, 0.f, 3.f})),
+              test::golden("iw_isin_nan"), 0, 0, "isin: NaN is never found, -0 is 0");
+  CHECK(isin(e, 2.5).to_vector() == std::vector<bool>(6, false));  // compared in float
+  CHECK(isin(e, int64_t{2}, false, true).to_vector() == std::vector<bool>{true, false, true, true, true, false});
+  CHECK(isin(2, tensor<int>({2, 3})).item());
+  check_close(msort(x), test::golden("iw_msort"), 0, 0, "msort");
 }

@@ -905,6 +905,136 @@ def statistics_more():
     save("st_ldexp_int", torch.ldexp(torch.tensor([1, -2, 3]), torch.tensor([3, -1, 0])))
 
 
+def join_split_scatter():
+    """hstack, vstack, dstack, column_stack, tensor_split, broadcast_to,
+    broadcast_tensors, repeat_interleave, fliplr, flipud, diag_embed, diagflat,
+    argwhere, combinations, select_scatter, slice_scatter, diagonal_scatter
+    (js_*)."""
+    g = torch.Generator().manual_seed(31)
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g)
+
+    a, v, s, c = r(2, 3), r(3), r(()), r(2)
+    for name, t in {"a": a, "v": v, "s": s, "c": c}.items():
+        save(f"js_{name}", t)
+    save("js_hstack", torch.hstack([a, a[:, :1]]))
+    save("js_hstack_1d", torch.hstack([s, v, v[:1]]))
+    save("js_vstack", torch.vstack([v, a, s.expand(3)]))
+    save("js_dstack", torch.dstack([a, a * 2]))
+    save("js_dstack_1d", torch.dstack([v, s.expand(3)]))
+    save("js_column_stack", torch.column_stack([c, a, s.expand(2)]))
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    save("js_x", x)
+    for name, pieces in {"sections": torch.tensor_split(x, 3, dim=2),
+                         "indices": torch.tensor_split(x, [1, -1, 9], dim=-1),
+                         "backwards": torch.tensor_split(x, [2, 1], dim=1),
+                         "hsplit": torch.hsplit(x, 3), "vsplit": torch.vsplit(x, [1]),
+                         "dsplit": torch.dsplit(x, 2)}.items():
+        save(f"js_split_{name}_sizes", np.array([list(p.shape) for p in pieces]))
+        save(f"js_split_{name}_flat", torch.cat([p.reshape(-1) for p in pieces]))
+    save("js_broadcast_to", torch.broadcast_to(c.reshape(2, 1), (3, -1, 4)))
+    save("js_ri_int", torch.repeat_interleave(a, 2, dim=1))
+    save("js_ri_flat", torch.repeat_interleave(a, 3))
+    save("js_ri_tensor", torch.repeat_interleave(a, torch.tensor([0, 2, 1]), dim=-1))
+    save("js_ri_one", torch.repeat_interleave(a, torch.tensor([2]), dim=0))
+    save("js_ri_indices", torch.repeat_interleave(torch.tensor([3, 0, 1, 2])))
+    save("js_fliplr", torch.fliplr(x))
+    save("js_flipud", torch.flipud(x))
+    save("js_diag_embed", torch.diag_embed(a))
+    save("js_diag_embed_off", torch.diag_embed(a, -2, 0, 2))
+    save("js_diag_embed_pos", torch.diag_embed(v, 1, 1, 0))
+    save("js_diagflat", torch.diagflat(a, 2))
+    save("js_diagflat_neg", torch.diagflat(v, -1))
+    z = torch.tensor([[0.0, 1.5, 0.0], [-2.0, 0.0, float("nan")]])
+    save("js_z", z)
+    save("js_argwhere", torch.argwhere(z))
+    save("js_comb2", torch.combinations(v))
+    save("js_comb3", torch.combinations(torch.cat([v, c]), 3))
+    save("js_comb2_rep", torch.combinations(v, 2, with_replacement=True))
+    save("js_comb3_rep", torch.combinations(c, 3, with_replacement=True))
+    save("js_comb1", torch.combinations(v, 1))
+    save("js_select_scatter", torch.select_scatter(x, a * 10, 2, -1))
+    save("js_slice_scatter", torch.slice_scatter(x, torch.ones(2, 3, 2), 2, 0, None, 2))
+    save("js_slice_scatter_neg", torch.slice_scatter(x, torch.ones(2, 1, 4), 1, -1, 3, 1))
+    save("js_slice_scatter_dim0", torch.slice_scatter(x, torch.zeros(1, 3, 4), 0, 1, 2, 1))
+    save("js_diagonal_scatter", torch.diagonal_scatter(x, torch.ones(4, 2), 1, 0, 1))
+    save("js_diagonal_scatter_neg", torch.diagonal_scatter(x, -torch.ones(2, 3), -1, 2, 1))
+
+
+def index_writes_names():
+    """index_add, index_copy, index_fill, masked_scatter, isin, logspace,
+    window functions, cross, and PyTorch's other function names
+    (copysign, div with rounding_mode, inner, ...) (iw_*)."""
+    g = torch.Generator().manual_seed(37)
+
+    def r(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g, dtype=dtype)
+
+    x, s2, s1 = r(3, 4), r(2, 4), r(3, 2)
+    for name, t in {"x": x, "s2": s2, "s1": s1}.items():
+        save(f"iw_{name}", t)
+    i = torch.tensor([2, 0])
+    save("iw_index_add", torch.index_add(x, 0, i, s2))
+    save("iw_index_add_alpha", torch.index_add(x, 0, i, s2, alpha=-2.5))
+    save("iw_index_add_repeat", torch.index_add(x, 1, torch.tensor([3, 3]), s1))
+    save("iw_index_add_bcast", torch.index_add(x, 0, i, s2[:, :1]))
+    save("iw_index_add_int", torch.index_add(torch.arange(12).view(3, 4), 1, torch.tensor([0, 2]),
+                                             torch.tensor([[1, 2], [3, 4], [5, 6]]), alpha=3))
+    save("iw_index_copy", torch.index_copy(x, 0, i, s2))
+    save("iw_index_copy_dim1", torch.index_copy(x, -1, torch.tensor([1, 0]), s1))
+    save("iw_index_fill", torch.index_fill(x, 1, torch.tensor([-1, 1]), -7.5))
+    save("iw_index_fill_0d", torch.index_fill(x, 0, torch.tensor(1), 2.0))
+    m = torch.tensor([[True, False, True, False], [False, False, False, True], [True, True, True, True]])
+    save("iw_mask", m)
+    save("iw_src", torch.arange(10.0))
+    save("iw_masked_scatter", torch.masked_scatter(x, m, torch.arange(10.0)))
+    save("iw_masked_scatter_bcast", torch.masked_scatter(x, m[1], torch.arange(10.0)))
+    save("iw_masked_scatter_row", torch.masked_scatter(x[0], m, torch.arange(10.0)))
+    e, t = torch.tensor([[1, 2, 5], [3, 4, 2]]), torch.tensor([2.0, float("nan"), 5.0, 2.0])
+    save("iw_isin", torch.isin(e, t))
+    save("iw_isin_invert", torch.isin(e, t, invert=True))
+    z = torch.tensor([1.0, float("nan"), -0.0, 3.0])
+    save("iw_isin_nan", torch.isin(z, torch.tensor([float("nan"), 0.0, 3.0])))
+    save("iw_logspace", torch.logspace(-1.5, 2.25, 7))
+    save("iw_logspace_base", torch.logspace(0, 10, 11, base=2.0, dtype=torch.float64))
+    save("iw_logspace_int", torch.logspace(0, 3, 4, dtype=torch.int64))
+    save("iw_logspace_one", torch.logspace(1.5, 9, 1))
+    for n in (0, 1, 2, 7, 10):
+        for periodic in (True, False):
+            tag = f"{n}_{int(periodic)}"
+            save(f"iw_hann_{tag}", torch.hann_window(n, periodic))
+            save(f"iw_hamming_{tag}", torch.hamming_window(n, periodic))
+            save(f"iw_bartlett_{tag}", torch.bartlett_window(n, periodic))
+            save(f"iw_blackman_{tag}", torch.blackman_window(n, periodic))
+            save(f"iw_kaiser_{tag}", torch.kaiser_window(n, periodic))
+    save("iw_hamming_ab", torch.hamming_window(9, False, alpha=0.6, beta=0.3, dtype=torch.float64))
+    save("iw_kaiser_beta", torch.kaiser_window(9, True, beta=4.5, dtype=torch.float64))
+    a, b = r(2, 3, 4), r(1, 3, 4)
+    save("iw_a", a)
+    save("iw_b", b)
+    save("iw_cross", torch.cross(a, b))
+    save("iw_linalg_cross", torch.linalg.cross(a.transpose(1, 2), b.transpose(1, 2)))
+    p, q = r(5), r(5)
+    save("iw_p", p)
+    save("iw_q", q)
+    save("iw_copysign", torch.copysign(p, q))
+    save("iw_copysign_int", torch.copysign(torch.tensor([1, -2, 0, 3]), torch.tensor([-0.0, 1.0, -1.0, float("-nan")])))
+    n1, n2 = torch.tensor([-7, 7, -8, 0, 9, -1]), torch.tensor([2, -2, 2, 3, 3, 5])
+    save("iw_div_trunc_int", torch.div(n1, n2, rounding_mode="trunc"))
+    save("iw_div_floor_int", torch.div(n1, n2, rounding_mode="floor"))
+    save("iw_div_trunc", torch.div(p * 4, q, rounding_mode="trunc"))
+    save("iw_div_floor", torch.div(p * 4, q, rounding_mode="floor"))
+    save("iw_add_alpha", torch.add(p, q, alpha=-1.5))
+    save("iw_sub_alpha", torch.sub(p, q, alpha=3))
+    save("iw_rsub", torch.rsub(p, q, alpha=2))
+    save("iw_inner", torch.inner(x, s2))
+    save("iw_inner_vec", torch.inner(p, q))
+    save("iw_msort", torch.msort(x))
+    save("iw_posneginf", torch.stack([torch.isposinf(torch.tensor([1.0, float("inf"), -float("inf"), float("nan")])),
+                                      torch.isneginf(torch.tensor([1.0, float("inf"), -float("inf"), float("nan")]))]))
+
+
 def autograd_cases():
     g = torch.Generator().manual_seed(13)
 
@@ -1568,6 +1698,52 @@ def _save_forward_backward(prefix, tensors, f, g):
         save(f"{prefix}_grad{i}", leaves[i].grad)
     save(f"{prefix}_gout", gout)
     save(f"{prefix}_out", out)
+
+
+def linalg_qr():
+    """torch.linalg.qr: Q and R in each mode (float and double; tall, square,
+    wide and batched), and A's gradient for gradients of Q and R together
+    and of each alone (qr_*)."""
+    g = torch.Generator().manual_seed(59)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        for shape in [(5, 3), (4, 4), (3, 5), (2, 4, 3)]:
+            name = f"qr_{tag}_" + "x".join(map(str, shape))
+            a = torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+            for mode in ("reduced", "complete", "r"):
+                q, r = torch.linalg.qr(a, mode)
+                save(f"{name}_{mode}_q", q)
+                save(f"{name}_{mode}_r", r)
+
+            def both(x):
+                q, r = torch.linalg.qr(x)
+                return torch.cat([q.reshape(-1), r.reshape(-1)])
+
+            _save_forward_backward(f"{name}_both", [a], both, g)
+            _save_forward_backward(f"{name}_qonly", [a], lambda x: torch.linalg.qr(x)[0], g)
+            _save_forward_backward(f"{name}_ronly", [a], lambda x: torch.linalg.qr(x)[1], g)
+
+
+def linalg_eigh():
+    """torch.linalg.eigh and eigvalsh of symmetric matrices (float and
+    double, single and batched): eigenvalues, eigenvectors (unique up to
+    sign), and A's gradient for a loss of the values and the squared
+    vectors, which the signs do not change (eigh_*)."""
+    g = torch.Generator().manual_seed(61)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        for shape in [(1, 1), (4, 4), (7, 7), (2, 3, 3)]:
+            name = f"eigh_{tag}_" + "x".join(map(str, shape))
+            m = torch.randn(*shape, generator=g, dtype=torch.float64)
+            a = (m + m.transpose(-1, -2)).to(dtype)
+            values, vectors = torch.linalg.eigh(a)
+            save(f"{name}_values", values)
+            save(f"{name}_vectors", vectors)
+            save(f"{name}_values_upper", torch.linalg.eigvalsh(torch.triu(a), "U"))
+
+            def loss(x):
+                v, w = torch.linalg.eigh(x)
+                return torch.cat([v.reshape(-1), (w * w).reshape(-1)])
+
+            _save_forward_backward(f"{name}_grad", [a], loss, g)
 
 
 def nn_layers():
@@ -2435,6 +2611,10 @@ if __name__ == "__main__":
     binning()
     products_shapes()
     statistics_more()
+    join_split_scatter()
+    index_writes_names()
+    linalg_qr()
+    linalg_eigh()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

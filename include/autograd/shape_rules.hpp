@@ -115,18 +115,19 @@ template <>
 struct OpRule<tag::Scatter> {
   template <class T> [[gnu::noinline]]
   static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index,
-                     const Tensor<T>& src, bool add) {
-    make(out, self, dim, index, &src, add);
+                     const Tensor<T>& src, bool add, const char* name = nullptr) {
+    make(out, self, dim, index, &src, add, name);
   }
   template <class T> [[gnu::noinline]]
-  static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index) {
-    make<T>(out, self, dim, index, nullptr, false);
+  static void record(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index,
+                     const char* name = nullptr) {
+    make<T>(out, self, dim, index, nullptr, false, name);
   }
 
  private:
   template <class T>
   static void make(const Tensor<T>& out, const Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index,
-                   const Tensor<T>* src, bool add) {
+                   const Tensor<T>* src, bool add, const char* name) {
     struct Rule {
       int64_t dim;
       Tensor<int64_t> index;
@@ -159,7 +160,7 @@ struct OpRule<tag::Scatter> {
     auto es = tsr::detail::gradient_edge(self);
     auto ec = src ? tsr::detail::gradient_edge(*src) : nullptr;
     Rule rule{dim, index, src ? src->sizes() : Shape{}, add, es != nullptr, ec != nullptr};
-    const char* name = add ? "ScatterAddBackward0" : src ? "ScatterBackward0" : "ScatterBackward1";
+    if (!name) name = add ? "ScatterAddBackward0" : src ? "ScatterBackward0" : "ScatterBackward1";
     set_rule(out, name, std::move(rule), {std::move(es), std::move(ec)});
   }
 };

@@ -1,10 +1,13 @@
 // tessera's torch.linalg: linear systems, inverses, determinants and the
-// Cholesky factorization of batches of matrices (linalg/functions.hpp), and
-// einsum (linalg/einsum.hpp), each differentiable. Include this header
-// after or instead of tessera.hpp; a program that includes only tessera.hpp
-// compiles none of it.
+// Cholesky factorization of batches of matrices (linalg/functions.hpp), the
+// QR factorization (linalg/qr.hpp), symmetric eigendecompositions
+// (linalg/eigh.hpp), and einsum (linalg/einsum.hpp), each differentiable.
+// Include this header after or instead of tessera.hpp; a program that
+// includes only tessera.hpp compiles none of it.
 #pragma once
 
 #include "../tessera.hpp"
 #include "functions.hpp"
 #include "einsum.hpp"
+#include "qr.hpp"
+#include "eigh.hpp"

@@ -622,6 +622,64 @@ def case_binning(g):
            [f"return std::vector{{difftest::out(torch::histc({Y}, {bins}, {lo}, {hi}))}};"], "{0, 0}"
 
 
+def case_index_writes(g):
+    """index_add, index_copy, index_fill, masked_scatter and isin; cross."""
+    dtype = pick_dtype(g.r)
+    T = DTYPES[dtype]
+    shape = g.shape(g.r.randint(1, 3), zero=0.03)
+    rank = len(shape)
+    x = g.input(dtype, shape)
+    X, Y = x.ts, x.th
+    d = g.r.randrange(rank)
+    size = shape[d]
+    names = ["index_add", "index_copy", "index_fill", "masked_scatter", "isin"]
+    if dtype in FLOATS and 3 in shape:
+        names.append("cross")
+    name = g.r.choice(names)
+    one = "return std::vector{{difftest::out({})}};"
+    if name in ("index_add", "index_copy"):
+        n = g.r.randint(0, 3) if size else 0
+        if name == "index_copy":  # distinct: which of repeated writes wins is unspecified
+            vals = g.r.sample(range(size), min(n, size))
+            n = len(vals)
+        else:
+            vals = [g.r.randrange(size) for _ in range(n)]
+        src_shape = list(shape)
+        src_shape[d] = n
+        src = g.input(dtype, tuple(src_shape))
+        ts_i = f"tsr::tensor<int64_t>({cxx_list(vals)}, {{{n}}})"
+        th_i = f"torch::tensor(std::vector<int64_t>{cxx_list(vals)}, torch::kLong)"
+        if name == "index_copy":
+            return [one.format(f"tsr::index_copy({X}, {d}, {ts_i}, {src.ts})")], \
+                   [one.format(f"torch::index_copy({Y}, {d}, {th_i}, {src.th})")], "{0, 0}"
+        alpha = "1" if dtype == torch.bool else ("-1.5" if dtype in FLOATS else "2")
+        return [one.format(f"tsr::index_add({X}, {d}, {ts_i}, {src.ts}, {alpha})")], \
+               [one.format(f"torch::index_add({Y}, {d}, {th_i}, {src.th}, {alpha})")], "{0, 0}"
+    if name == "index_fill":
+        vals = [g.r.randint(-size, size - 1) for _ in range(g.r.randint(0, 3))] if size else []
+        ts_i = f"tsr::tensor<int64_t>({cxx_list(vals)}, {{{len(vals)}}})"
+        th_i = f"torch::tensor(std::vector<int64_t>{cxx_list(vals)}, torch::kLong)"
+        v = "true" if dtype == torch.bool else "3"
+        return [one.format(f"tsr::index_fill({X}, {d}, {ts_i}, {v})")], \
+               [one.format(f"torch::index_fill({Y}, {d}, {th_i}, {v})")], "{0, 0}"
+    if name == "masked_scatter":
+        m = g.input(torch.bool, g.broadcast_to(shape))
+        numel = 1
+        for n in shape:
+            numel *= n
+        src = g.input(dtype, (numel + g.r.randint(0, 2),))
+        return [one.format(f"tsr::masked_scatter({X}, {m.ts}, {src.ts})")], \
+               [one.format(f"torch::masked_scatter({Y}, {m.th}, {src.th})")], "{0, 0}"
+    if name == "cross":
+        other = g.input(dtype, shape)
+        return [one.format(f"tsr::cross({X}, {other.ts})")], \
+               [one.format(f"torch::cross({Y}, {other.th})")], "{0, 0}"
+    test = g.input(dtype, (g.r.randint(0, 5),))
+    invert = g.r.choice(["true", "false"])
+    return [one.format(f"tsr::isin({X}, {test.ts}, false, {invert})")], \
+           [one.format(f"torch::isin({Y}, {test.th}, false, {invert})")], "{0, 0}"
+
+
 def case_inplace(g):
     dtype = pick_dtype(g.r, floats_only=g.r.random() < 0.6)
     shape = g.shape(g.r.randint(1, 3), zero=0)
@@ -720,7 +778,8 @@ def case_autograd(g):
 
 
 KINDS = [(case_elementwise, 35), (case_reduction, 20), (case_max_dim, 4), (case_matmul, 10), (case_shape, 15),
-         (case_binning, 5), (case_inplace, 6), (case_autograd, 15)]
+         (case_binning, 5), (case_index_writes, 5), (case_inplace, 6),
+         (case_autograd, 15)]
 
 
 def main():
