@@ -130,6 +130,8 @@ template <class T, class U>
 Tensor<bool> isin(const Tensor<T>& elements, const Tensor<U>& test_elements, bool assume_unique = false,
                   bool invert = false) {
   (void)assume_unique;
+  static_assert(!std::is_same_v<T, bool> && !std::is_same_v<U, bool>,
+                "Unsupported input type encountered for isin(): Bool");
   using C = promote_t<T, U>;
   const Tensor<C> test = detail::host_contiguous(Tensor<C>(cast<C>(test_elements)));
   std::vector<C> sorted;
@@ -150,6 +152,7 @@ Tensor<bool> isin(const Tensor<T>& elements, const Tensor<U>& test_elements, boo
 template <class T, Scalar S>
 Tensor<bool> isin(const Tensor<T>& elements, S test_element, bool assume_unique = false, bool invert = false) {
   (void)assume_unique;
+  static_assert(!std::is_same_v<T, bool>, "Unsupported input type encountered for isin(): Bool");
   if (invert) return elements != test_element;
   return elements == test_element;
 }

@@ -3,7 +3,10 @@
 // edge tile, thread-count determinism, and PyTorch's error texts; and
 // tsr::linalg's solves, inverses, determinants and Cholesky factors
 // (make_golden.py: linalg_decompositions), their residuals, gradients to the
-// second order and errors; and einsum (make_golden.py: einsum_cases).
+// second order and errors; linalg::qr, eigh, svd and the norms, cond, rank
+// and pseudoinverse (make_golden.py: linalg_qr, linalg_eigh, linalg_svd,
+// linalg_norms; vectors compared up to their signs); cross and inner
+// (index_writes_names); and einsum (make_golden.py: einsum_cases).
 #include "common.hpp"
 
 #include <fstream>
@@ -734,4 +737,113 @@ TEST_CASE("linalg::eigh and eigvalsh match PyTorch, gradients included") {
         "linalg.eigh: The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
         "repeated eigenvalues.");
   CHECK(std::get<0>(linalg::eigh(ones<double>({0, 0}))).numel() == 0);
+}
+
+TEST_CASE("linalg::svd and svdvals match PyTorch, gradients included") {
+  for (const std::string tag : {"f32", "f64"}) {
+    const bool f32 = tag == "f32";
+    const double tol = f32 ? 1e-5 : 1e-12;
+    for (const std::string shape : {"5x3", "4x4", "3x5", "2x4x2"}) {
+      const std::string name = "svd_" + tag + "_" + shape;
+      INFO(name);
+      const auto a64 = test::golden(name + "_grad_in0");
+      auto check = [&](const auto& a) {
+        const auto [u, s, vh] = linalg::svd(a, false);
+        test::check_close(s, test::golden(name + "_s"), tol, tol, "singular values");
+        test::check_close(linalg::svdvals(a), test::golden(name + "_svdvals"), tol, tol, "svdvals");
+        // Each pair (u_i, v_i) is unique up to one sign: compare u_i v_i^T.
+        const auto pairs = [](const Tensor<double>& uu, const Tensor<double>& vv) {
+          return Tensor<double>(uu.unsqueeze(-1) * vv.unsqueeze(-3));
+        };
+        test::check_close(pairs(cast<double>(u), cast<double>(vh)),
+                          pairs(test::golden(name + "_u"), test::golden(name + "_vh")), tol * 10, tol * 10,
+                          "singular vectors, as the products u_i v_i^T");
+      };
+      if (f32) check(Tensor<float>(cast<float>(a64)));
+      else check(a64);
+      auto run = [&](auto zero) {
+        using T = decltype(zero);
+        test::check_forward_backward<T>(name + "_grad", 1, [](const std::vector<Tensor<T>>& x) {
+          const auto [u, s, vh] = linalg::svd(x[0], false);
+          return cat({s.reshape({-1}), Tensor<T>(u * u).reshape({-1}), Tensor<T>(vh * vh).reshape({-1})});
+        }, tol * 100);
+      };
+      if (f32) run(0.f);
+      else run(0.0);
+    }
+  }
+  // full_matrices: square orthogonal factors; a rank-1 matrix's U is
+  // completed to an orthonormal basis.
+  manual_seed(9);
+  const Tensor<double> low = matmul(randn<double>({5, 1}), randn<double>({1, 3}));
+  const auto [u, s, vh] = linalg::svd(low);
+  CHECK(u.sizes() == Shape{5, 5});
+  CHECK(vh.sizes() == Shape{3, 3});
+  CHECK(Tensor<double>(abs(matmul(u.t(), u) - eye<double>(5))).amax().item() < 1e-14);
+  CHECK(Tensor<double>(abs(matmul(vh, vh.t()) - eye<double>(3))).amax().item() < 1e-14);
+  CHECK(Tensor<double>(abs(matmul(u.narrow(1, 0, 3) * s.unsqueeze(0), vh) - low)).amax().item() < 1e-14);
+  CHECK(s(1) < 1e-15);
+  using V = std::vector<Tensor<double>>;
+  CHECK(autograd::gradgradcheck([](const V& x) {
+    const auto [u2, s2, vh2] = linalg::svd(x[0], false);
+    return Tensor<double>(sum(u2 * u2 * u2) + sum(vh2 * vh2 * vh2) + sum(s2 * s2 * s2));
+  }, V{randn<double>({4, 3})}));
+  CHECK(autograd::gradcheck([](const V& x) {
+    const auto [u2, s2, vh2] = linalg::svd(x[0], true);
+    return Tensor<double>(u2.narrow(-1, 0, 2) * 2.0);  // full_matrices: the first k columns count
+  }, V{randn<double>({2, 4, 2})}));
+  CHECK(test::error_of([] { linalg::svd(ones<double>({3})); }) ==
+        "linalg.svd: The input tensor A must have at least 2 dimensions.");
+  CHECK(test::error_of([] { linalg::svd(full<double>({2, 2}, NAN)); }) ==
+        "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
+}
+
+TEST_CASE("linalg norms, cond, matrix_rank and pinv match PyTorch") {
+  const auto a = test::golden("ln_a");
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const double tol = 1e-12;
+  test::check_close(linalg::matrix_norm(a), test::golden("ln_matrix_fro"), tol, tol, "fro");
+  test::check_close(linalg::matrix_norm(a, "fro", {2, 0}, true), test::golden("ln_matrix_fro_dims"), tol, tol,
+                    "fro over dims (2, 0)");
+  test::check_close(linalg::matrix_norm(a, "nuc"), test::golden("ln_matrix_nuc"), tol, tol, "nuc");
+  test::check_close(linalg::matrix_norm(a, "nuc", {2, 0}, true), test::golden("ln_matrix_nuc_dims"), tol, tol,
+                    "nuc over dims (2, 0)");
+  for (double ord : {1.0, -1.0, 2.0, -2.0, inf, -inf}) {
+    std::string tag = ord == inf ? "inf" : ord == -inf ? "minf" : (ord < 0 ? "m" : "") + std::to_string(int(std::abs(ord)));
+    INFO("ord " << ord);
+    test::check_close(linalg::matrix_norm(a, ord), test::golden("ln_matrix_" + tag), tol, tol, "matrix_norm");
+    test::check_close(linalg::matrix_norm(a, ord, {2, 0}, true), test::golden("ln_matrix_" + tag + "_dims"), tol, tol,
+                      "matrix_norm over dims (2, 0)");
+  }
+  test::check_close(linalg::vector_norm(a, 3, {0, 2}), test::golden("ln_vector_3"), tol, tol, "vector_norm");
+  test::check_close(linalg::norm(a), test::golden("ln_norm"), tol, tol, "norm");
+  test::check_close(linalg::norm(a, std::nullopt, Shape{1}), test::golden("ln_norm_dim"), tol, tol, "norm over a dim");
+  test::check_close(linalg::norm(a.select(0, 0), 2.0), test::golden("ln_norm_matrix_2"), tol, tol, "norm of a matrix");
+  test::check_close(linalg::norm(a.select(0, 0).select(0, 0), inf), test::golden("ln_norm_vector_inf"), tol, tol,
+                    "norm of a vector");
+  const Tensor<double> sq = a.narrow(2, 0, 3);
+  test::check_close(linalg::cond(sq), test::golden("ln_cond_None"), 1e-10, 0, "cond");
+  test::check_close(linalg::cond(sq, 2.0), test::golden("ln_cond_2"), 1e-10, 0, "cond 2");
+  test::check_close(linalg::cond(sq, -2.0), test::golden("ln_cond_m2"), 1e-10, 0, "cond -2");
+  test::check_close(linalg::cond(sq, "fro"), test::golden("ln_cond_fro"), 1e-10, 0, "cond fro");
+  test::check_close(linalg::cond(sq, "nuc"), test::golden("ln_cond_nuc"), 1e-10, 0, "cond nuc");
+  test::check_close(linalg::cond(sq, 1.0), test::golden("ln_cond_1"), 1e-10, 0, "cond 1");
+  test::check_close(linalg::cond(sq, -inf), test::golden("ln_cond_minf"), 1e-10, 0, "cond -inf");
+  const auto low = test::golden("ln_low");
+  CHECK(equal(linalg::matrix_rank(stack({low, eye<double>(3), zeros<double>({3, 3})})), test::golden<int64_t>("ln_rank")));
+  CHECK(equal(linalg::matrix_rank(a, 1.0, 0.0), test::golden<int64_t>("ln_rank_atol")));
+  test::check_close(linalg::pinv(a), test::golden("ln_pinv"), 1e-10, 1e-12, "pinv");
+  test::check_close(linalg::pinv(low), test::golden("ln_pinv_low"), 1e-10, 1e-12, "pinv of a rank-2 matrix");
+  test::check_forward_backward<double>("ln_grad", 1, [](const std::vector<Tensor<double>>& x) {
+    return cat({linalg::matrix_norm(x[0], "nuc"), linalg::matrix_norm(x[0], 2.0), linalg::matrix_norm(x[0], -inf),
+                linalg::cond(x[0]).reshape({-1}), linalg::pinv(x[0]).reshape({-1})});
+  }, 1e-9);
+  CHECK(test::error_of([&] { linalg::matrix_norm(a, 3.0); }) == "linalg.matrix_norm: Order 3 not supported.");
+  CHECK(test::error_of([&] { linalg::matrix_norm(a, "abc"); }) == "linalg.matrix_norm: Order abc not supported.");
+  CHECK(test::error_of([&] { linalg::matrix_norm(a, "fro", {0, 0}); }) ==
+        "linalg.matrix_norm: dims must be different. Got (0, 0)");
+  CHECK(test::error_of([&] { linalg::norm(a, 2.0); }) ==
+        "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.");
+  CHECK(test::error_of([] { linalg::cond(ones<double>({2, 3}), 1.0); }) ==
+        "linalg.cond(ord=1): A must be batches of square matrices, but they are 2 by 3 matrices");
 }

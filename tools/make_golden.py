@@ -1746,6 +1746,60 @@ def linalg_eigh():
             _save_forward_backward(f"{name}_grad", [a], loss, g)
 
 
+def linalg_svd():
+    """torch.linalg.svd and svdvals (float and double; tall, square, wide and
+    batched): singular values, the singular vectors (unique up to a common
+    sign per pair), and A's gradient for a loss of S and the squared
+    vectors, which the signs do not change (svd_*)."""
+    g = torch.Generator().manual_seed(67)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        for shape in [(5, 3), (4, 4), (3, 5), (2, 4, 2)]:
+            name = f"svd_{tag}_" + "x".join(map(str, shape))
+            a = torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+            u, s, vh = torch.linalg.svd(a, full_matrices=False)
+            save(f"{name}_u", u)
+            save(f"{name}_s", s)
+            save(f"{name}_vh", vh)
+            save(f"{name}_svdvals", torch.linalg.svdvals(a))
+
+            def loss(x):
+                u, s, vh = torch.linalg.svd(x, full_matrices=False)
+                return torch.cat([s.reshape(-1), (u * u).reshape(-1), (vh * vh).reshape(-1)])
+
+            _save_forward_backward(f"{name}_grad", [a], loss, g)
+
+
+def linalg_norms():
+    """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
+    pinv (ln_*)."""
+    g = torch.Generator().manual_seed(71)
+    a = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
+    save("ln_a", a)
+    inf = float("inf")
+    for ord in ("fro", "nuc", 1, -1, 2, -2, inf, -inf):
+        tag = str(ord).replace("-", "m")
+        save(f"ln_matrix_{tag}", torch.linalg.matrix_norm(a, ord))
+        save(f"ln_matrix_{tag}_dims", torch.linalg.matrix_norm(a, ord, dim=(2, 0), keepdim=True))
+    save("ln_vector_3", torch.linalg.vector_norm(a, 3, dim=(0, 2)))
+    save("ln_norm", torch.linalg.norm(a))
+    save("ln_norm_dim", torch.linalg.norm(a, dim=(1,)))
+    save("ln_norm_matrix_2", torch.linalg.norm(a[0], 2))
+    save("ln_norm_vector_inf", torch.linalg.norm(a[0, 0], inf))
+    sq = a[:, :, :3]
+    for ord in (None, 2, -2, "fro", "nuc", 1, -inf):
+        tag = str(ord).replace("-", "m")
+        save(f"ln_cond_{tag}", torch.linalg.cond(sq, ord))
+    low = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype=torch.float64)
+    save("ln_low", low)
+    save("ln_rank", torch.linalg.matrix_rank(torch.stack([low, torch.eye(3, dtype=torch.float64), torch.zeros(3, 3, dtype=torch.float64)])))
+    save("ln_rank_atol", torch.linalg.matrix_rank(a, atol=1.0, rtol=0.0))
+    save("ln_pinv", torch.linalg.pinv(a))
+    save("ln_pinv_low", torch.linalg.pinv(low))
+    _save_forward_backward("ln_grad", [a], lambda x: torch.cat([
+        torch.linalg.matrix_norm(x, "nuc"), torch.linalg.matrix_norm(x, 2), torch.linalg.matrix_norm(x, -inf),
+        torch.linalg.cond(x).reshape(-1), torch.linalg.pinv(x).reshape(-1)]), g)
+
+
 def nn_layers():
     """nn: convolutions, pooling, normalization and embeddings (outputs and
     gradients of inputs and parameters, float and double), the convolutions'
@@ -2615,6 +2669,8 @@ if __name__ == "__main__":
     index_writes_names()
     linalg_qr()
     linalg_eigh()
+    linalg_svd()
+    linalg_norms()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -182,10 +182,7 @@ struct OpRule<tag::LinalgEighVectors> {
         // The values, recomputed as the Rayleigh quotients v_i^T A v_i.
         const Tensor<T> l = sum(vm * matmul(tsr::detail::symmetric_from(a.get(), upper), vm), {-2});
         const Tensor<T> x = matmul(mT(vm), g);
-        const Tensor<T> gaps = l.unsqueeze(-2) - l.unsqueeze(-1);
-        const int64_t n = l.size(-1);
-        const Tensor<bool> diagonal = eye<bool>(n);
-        const Tensor<T> inner = where(diagonal, T(0), (x - mT(x)) * T(0.5) / where(diagonal, T(1), gaps));
+        const Tensor<T> inner = inverse_gaps(l) * skew(x) * T(0.5);
         return {matmul(matmul(vm, inner), mT(vm)).impl_ptr()};
       }
     };

@@ -1,7 +1,9 @@
 // tessera's torch.linalg: linear systems, inverses, determinants and the
 // Cholesky factorization of batches of matrices (linalg/functions.hpp), the
 // QR factorization (linalg/qr.hpp), symmetric eigendecompositions
-// (linalg/eigh.hpp), and einsum (linalg/einsum.hpp), each differentiable.
+// (linalg/eigh.hpp), the SVD (linalg/svd.hpp) and the norms, cond, rank and
+// pseudoinverse made of it (linalg/norms.hpp), and einsum
+// (linalg/einsum.hpp), each differentiable.
 // Include this header after or instead of tessera.hpp; a program that
 // includes only tessera.hpp compiles none of it.
 #pragma once
@@ -11,3 +13,5 @@
 #include "einsum.hpp"
 #include "qr.hpp"
 #include "eigh.hpp"
+#include "svd.hpp"
+#include "norms.hpp"

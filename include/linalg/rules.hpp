@@ -17,6 +17,18 @@ template <class T>
 GradRef sent_as(const Tensor<T>& grad, const Shape& sizes) {
   return sum_to(grad, sizes).impl_ptr();
 }
+// X - X^T.
+template <class T>
+Tensor<T> skew(const Tensor<T>& x) {
+  return Tensor<T>(x - mT(x));
+}
+// F_ij = 1 / (x_j - x_i) off the diagonal, 0 on it: the spectral
+// decompositions' gradients divide by the gaps between their values.
+template <class T>
+Tensor<T> inverse_gaps(const Tensor<T>& x) {
+  const Tensor<bool> diagonal = eye<bool>(x.size(-1));
+  return where(diagonal, T(0), T(1) / where(diagonal, T(1), x.unsqueeze(-2) - x.unsqueeze(-1)));
+}
 }  // namespace detail_linalg
 
 // X = A^-1 B: dB = A^-T G, dA = -dB X^T.
