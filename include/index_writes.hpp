@@ -117,18 +117,6 @@ Tensor<T> scattered_copy(const Tensor<T>& self, int64_t dim, const Tensor<int64_
   return out;
 }
 
-// The flat positions (row-major, in `shape`) where mask is true, on the
-// host.
-inline Tensor<int64_t> true_positions(const Tensor<bool>& mask) {
-  const Tensor<bool> m = host_contiguous(mask);
-  const bool* p = m.data_ptr();
-  auto positions = Tensor<int64_t>::allocate({std::count(p, p + m.numel(), true)});
-  int64_t* out = positions.data_ptr();
-  for (int64_t i = 0; i < m.numel(); ++i)
-    if (p[i]) *out++ = i;
-  return positions;
-}
-
 }  // namespace detail
 
 // self with alpha * source[..., i, ...] added to its slice index[i] along

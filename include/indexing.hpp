@@ -180,6 +180,18 @@ void scatter_into(Tensor<T>& self, int64_t dim, const Tensor<int64_t>& index, co
   self.storage()->bump_version();
 }
 
+// The flat positions (row-major) where mask is true, found on the host:
+// masked_select reads them, masked_scatter writes them.
+inline Tensor<int64_t> true_positions(const Tensor<bool>& mask) {
+  const Tensor<bool> m = host_contiguous(mask);
+  const bool* p = m.data_ptr();
+  auto positions = Tensor<int64_t>::allocate({std::count(p, p + m.numel(), true)});
+  int64_t* out = positions.data_ptr();
+  for (int64_t i = 0; i < m.numel(); ++i)
+    if (p[i]) *out++ = i;
+  return positions;
+}
+
 }  // namespace detail
 
 // The slices x.select(dim, index[i]) stacked along dim; index is 1-D (or 0-d).
@@ -346,13 +358,7 @@ Tensor<T> masked_select(const Tensor<T>& x, const M& mask) {
   const Tensor<bool> ms = Tensor<bool>(Tensor<bool>(mask).expand(shape));
   if (ms.device() != x.device()) [[unlikely]]
     detail::fail_mixed_devices(x.device(), ms.device());
-  // The selected flat positions, found on the host.
-  const Tensor<bool> mh = detail::host_contiguous(ms);
-  const bool* m = mh.data_ptr();
-  auto positions = Tensor<int64_t>::allocate({std::count(m, m + mh.numel(), true)});
-  int64_t* p = positions.data_ptr();
-  for (int64_t i = 0; i < mh.numel(); ++i)
-    if (m[i]) *p++ = i;
+  Tensor<int64_t> positions = detail::true_positions(ms);
   auto out = Tensor<T>::allocate(positions.sizes(), x.device());
   if (x.device().is_cpu()) {
     const T* src = xs.data_ptr();
