@@ -374,4 +374,27 @@ template <class D> auto ExprBase<D>::prod(const Shape& dims, bool keepdim) const
 template <class D> auto ExprBase<D>::amax(const Shape& dims, bool keepdim) const { return tsr::amax(derived(), dims, keepdim); }
 template <class D> auto ExprBase<D>::amin(const Shape& dims, bool keepdim) const { return tsr::amin(derived(), dims, keepdim); }
 
+template <class T>
+template <class U>
+auto Tensor<T>::sum_to_size(const Shape& size) const {
+  using R = detail::sum_t<T>;
+  const int64_t lead = dim() - static_cast<int64_t>(size.size());
+  bool expandable = lead >= 0;
+  Shape summed;
+  for (int64_t d = 0; expandable && d < dim(); ++d) {
+    if (d < lead) {
+      summed.push_back(d);
+    } else if (const int64_t want = size[static_cast<std::size_t>(d - lead)]; want != sizes()[d]) {
+      expandable = want == 1;
+      summed.push_back(d);
+    }
+  }
+  detail::check(expandable, "size {", size, "} is not expandable to size {", sizes(), "}.");
+  if (summed.empty()) {  // this tensor itself, or its integers as int64
+    if constexpr (std::is_same_v<R, T>) return *this;
+    else return Tensor<R>(cast<R>(*this));
+  }
+  return Tensor<R>(tsr::sum(*this, summed, true)).reshape(size);
+}
+
 }  // namespace tsr

@@ -278,6 +278,13 @@ class Tensor : public ExprBase<Tensor<T>> {
   const Storage& storage() const { return impl().storage; }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_contiguous() const { return impl().contiguous; }
+  // PyTorch's other names for numel() and dim().
+  int64_t nelement() const { return numel(); }
+  int64_t ndimension() const { return dim(); }
+  template <class U>
+  bool is_same_size(const Tensor<U>& other) const { return sizes() == other.sizes(); }
+  // Whether a one-element tensor is not zero (NaN is not), as `if tensor:` in Python.
+  bool is_nonzero() const;
   // Elements spanned in storage from storage_offset() (see TensorImpl::extent).
   int64_t extent() const { return impl().extent(); }
   // True when the two tensors view the same storage.
@@ -339,6 +346,16 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor squeeze(int64_t dim) const;
   Tensor expand(Shape shape) const;
   Tensor as_strided(Shape sizes, Strides strides, int64_t offset) const;
+  // The windows of `size` elements along dim, `step` apart, in a new last
+  // dim (Tensor.unfold): a view, whose windows overlap when step < size.
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  // The views with another tensor's shape (its element type may differ).
+  template <class U>
+  Tensor expand_as(const Tensor<U>& other) const { return expand(other.sizes()); }
+  template <class U>
+  Tensor reshape_as(const Tensor<U>& other) const { return reshape(other.sizes()); }
+  template <class U>
+  Tensor view_as(const Tensor<U>& other) const { return view(other.sizes()); }
   // Makes this tensor a view of `source` (offset, sizes and strides in
   // elements; strides default to contiguous), as PyTorch's set_: every
   // handle to this tensor sees the new storage, its autograd state stays.
@@ -372,6 +389,24 @@ class Tensor : public ExprBase<Tensor<T>> {
   // program.
   Tensor pin_memory() const;
   bool is_pinned() const { return storage()->pinned(); }
+  // This tensor with other's element type and on other's device.
+  template <class U>
+  Tensor<U> type_as(const Tensor<U>& other) const { return to<U>().to(other.device()); }
+  // New tensors with this one's element type and device (PyTorch's new_*
+  // methods): uninitialized, filled with value, zeros, ones.
+  Tensor new_empty(const Shape& sizes) const { return allocate(sizes, device()); }
+  Tensor new_full(const Shape& sizes, T value) const {
+    Tensor out = new_empty(sizes);
+    out.fill_(value);
+    return out;
+  }
+  Tensor new_zeros(const Shape& sizes) const { return new_full(sizes, T(0)); }
+  Tensor new_ones(const Shape& sizes) const { return new_full(sizes, T(1)); }
+  // The sum of this tensor down to `size`, which must expand to its shape:
+  // the leading dims it lacks, and those where it has 1, are summed (the
+  // gradient of a broadcast). Sums of integers are int64, as sum's.
+  template <class U = T>
+  auto sum_to_size(const Shape& size) const;
 
   // ----- in place (each returns *this) --------------------------------------
   template <class E>
@@ -426,6 +461,12 @@ class Tensor : public ExprBase<Tensor<T>> {
   // leaf's gradient into its .grad (PyTorch's post-accumulate-grad hook:
   // what lets data-parallel training reduce a gradient as soon as it is done).
   void register_post_accumulate_grad_hook(std::function<void(Tensor<T>&)> hook);
+  // Keeps this non-leaf's gradient in its .grad when a backward computes it
+  // (accumulating over backwards, as a leaf's); for a leaf, nothing to do.
+  // The gradient kept is the one hooks registered before this call have seen.
+  void retain_grad() const;
+  // Whether retain_grad() was called on this non-leaf.
+  bool retains_grad() const;
   // The name of the node that produced this tensor; "" for leaves.
   std::string grad_fn_name() const;
   // Computes the gradients of this tensor with respect to the leaves of its graph.
@@ -456,6 +497,9 @@ class Tensor : public ExprBase<Tensor<T>> {
 
  private:
   struct CloneTag {};
+  // retain_grad's work, for floating types (the others never require grad).
+  template <class U = T>
+  void retain_grad_of_non_leaf() const;
   // allocate's body: `where` is a Device or StorageImpl::PinnedHost, the
   // storage's second argument. Never inlined: with the precompiled core it
   // is the library's copy, and inlined it would compile the allocator
@@ -530,6 +574,13 @@ inline void Tensor<T>::check_storage() const {
   // This runs for every leaf of every evaluation: the error is out of line.
   if (bytes > t.storage->nbytes()) [[unlikely]]
     storage_error(bytes);
+}
+
+template <class T>
+bool Tensor<T>::is_nonzero() const {
+  detail::check(numel() != 0, "Boolean value of Tensor with no values is ambiguous");
+  detail::check(numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+  return !(detail::convert<double>(item()) == 0.0);
 }
 
 template <class T>

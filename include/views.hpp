@@ -250,6 +250,24 @@ Tensor<T> Tensor<T>::expand(Shape shape) const {
 }
 
 template <class T>
+Tensor<T> Tensor<T>::unfold(int64_t dim, int64_t size, int64_t step) const {
+  const int64_t n = this->dim();
+  const int64_t d = detail::wrap_dim(dim, std::max<int64_t>(n, 1));  // a 0-d tensor unfolds as one element
+  const int64_t length = n == 0 ? 1 : sizes()[d];
+  detail::check(size <= length, "maximum size for tensor at dimension ", d, " is ", length, " but size is ", size);
+  detail::check(step > 0, "step is ", step, " but must be > 0");
+  detail::check(size >= 0, "size is ", size, " but must be >= 0");
+  if (n == 0) return with_geometry({size}, {1}, storage_offset());
+  Shape sz = sizes();
+  Strides st = strides();
+  sz[d] = (length - size) / step + 1;
+  sz.push_back(size);
+  st.push_back(st[d]);
+  st[d] *= step;
+  return with_geometry(std::move(sz), std::move(st), storage_offset());
+}
+
+template <class T>
 Tensor<T> Tensor<T>::as_strided(Shape sz, Strides st, int64_t offset) const {
   detail::check(sz.size() == st.size(), "mismatch in length of strides and shape");
   for (auto s : st) detail::check(s >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ", st);

@@ -687,3 +687,65 @@ TEST_CASE("in-place writes into views rebase the base's history (CopySlices), as
       },
       {rand<double>({3, 4}), rand<double>({3, 2})}));
 }
+
+TEST_CASE("overlapping views add their elements' gradients; sum_to_size sums a broadcast back") {
+  using V = std::vector<Tensor<double>>;
+  const std::vector<std::pair<std::string, std::function<Tensor<double>(const V&)>>> cases = {
+      {"unfold_step1", [](const V& v) { return v[0].unfold(1, 2, 1); }},
+      {"unfold_dim0", [](const V& v) { return v[0].unfold(0, 2, 1); }},
+      {"unfold_gap", [](const V& v) { return v[0].unfold(-1, 2, 3); }},
+      {"unfold_whole", [](const V& v) { return v[0].unfold(1, 5, 1); }},
+      {"strided_overlap", [](const V& v) { return v[0].as_strided({4, 3}, {1, 1}, 2); }},
+      {"strided_two_dims", [](const V& v) { return v[0].as_strided({2, 3, 3}, {3, 2, 1}, 1); }},
+      {"sum_to_size", [](const V& v) { return v[0].reshape({3, 1, 5}).expand({2, 3, 4, 5}).sum_to_size({3, 1, 5}); }},
+      {"sum_to_size_lead", [](const V& v) { return v[0].sum_to_size({1, 5}); }},
+  };
+  for (const auto& [name, f] : cases) test::check_forward_backward<double>("vo_" + name, 1, f, 1e-12);
+  // Second order through an overlapping view: d/dx of sum(g * g), g = x's
+  // first gradient = 2 * (number of windows holding each element) * x,
+  // counts 1 2 2 1 for windows of 2 over 4 elements (by hand).
+  auto x = tensor<double>({1, 2, 3, 4}).requires_grad_();
+  Tensor<double> w = x.unfold(0, 2, 1);
+  const auto g = autograd::grad({sum(w * w)}, {x}, {}, false, /*create_graph=*/true);
+  CHECK(equal(g[0], tensor<double>({2, 8, 12, 8})));
+  const auto gg = autograd::grad({sum(g[0] * g[0])}, {x});
+  CHECK(equal(gg[0], tensor<double>({8, 64, 96, 32})));  // 2 * g * dg/dx = 2 * (2cx) * 2c
+}
+
+TEST_CASE("retain_grad keeps a non-leaf's gradient, as hooks before it leave it") {
+  auto a = test::golden<double>("vo_rg_a").requires_grad_();
+  Tensor<double> b = a * 2.;
+  b.register_hook([](const Tensor<double>& t) { return Tensor<double>(t * 10.); });
+  b.retain_grad();
+  CHECK(b.retains_grad());
+  Tensor<double> c = sin(b);
+  c.retain_grad();
+  c.retain_grad();  // once is enough: the gradient is not kept twice
+  c.register_hook([](const Tensor<double>& t) { return Tensor<double>(t * 3.); });
+  sum(c * c).backward();
+  check_close(b.grad(), test::golden("vo_rg_b_grad"), 1e-12, 1e-12, "b.grad");
+  check_close(c.grad(), test::golden("vo_rg_c_grad"), 1e-12, 1e-12, "c.grad");
+  check_close(a.grad(), test::golden("vo_rg_a_grad"), 1e-12, 1e-12, "a.grad");
+  CHECK_FALSE(a.retains_grad());
+  a.retain_grad();  // a leaf keeps its gradient anyway
+  CHECK_FALSE(a.retains_grad());
+  CHECK(error_of([] { ones<float>({2}).retain_grad(); }) == "can't retain_grad on Tensor that has requires_grad=False");
+
+  // Written in place after retain_grad: the gradient kept is the new value's.
+  a.mutable_grad() = Tensor<double>();
+  Tensor<double> d = a * 2.;
+  d.retain_grad();
+  d.add_(a * a);
+  CHECK(d.retains_grad());
+  sum(d * a).backward();
+  check_close(d.grad(), test::golden("vo_rg_inplace_grad"), 1e-12, 1e-12, "in-place d.grad");
+  check_close(a.grad(), test::golden("vo_rg_inplace_a_grad"), 1e-12, 1e-12, "in-place a.grad");
+
+  // Two backwards accumulate, as into a leaf's .grad.
+  Tensor<double> e = exp(a);
+  e.retain_grad();
+  const auto f = sum(e * e);
+  f.backward({}, /*retain_graph=*/true);
+  f.backward();
+  check_close(e.grad(), test::golden("vo_rg_twice_grad"), 1e-12, 1e-12, "accumulated e.grad");
+}

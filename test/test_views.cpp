@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 using namespace tsr;
+using test::error_of;
 
 TEST_CASE("views share storage and have PyTorch's strides") {
   auto x = arange<float>(0.f, 24.f).reshape({2, 3, 4});
@@ -111,4 +112,61 @@ TEST_CASE("0-d tensors") {
   CHECK(s.unsqueeze(0).sizes() == Shape{1});
   CHECK(s.reshape({1, 1}).sizes() == Shape{1, 1});
   CHECK(s.flatten().sizes() == Shape{1});
+}
+
+TEST_CASE("unfold makes overlapping windows; the *_as views and PyTorch's other names") {
+  const auto x = arange<float>(0.f, 7.f);
+  const auto w = x.unfold(0, 3, 2);  // windows [0 1 2], [2 3 4], [4 5 6]
+  CHECK(w.sizes() == Shape{3, 3});
+  CHECK(w.strides() == Strides{2, 1});
+  CHECK(w.is_alias_of(x));
+  CHECK(w(2, 0) == 4.f);
+  CHECK(x.unfold(0, 0, 1).sizes() == Shape{8, 0});
+  const auto m = arange<float>(0.f, 12.f).reshape({3, 4});
+  CHECK(m.unfold(1, 2, 1).strides() == Strides{4, 1, 1});
+  CHECK(m.unfold(0, 2, 1).strides() == Strides{4, 1, 4});
+  CHECK(m.unfold(-1, 2, 3).sizes() == Shape{3, 1, 2});  // the last column fits no window
+  const auto s = full<float>({}, 3.f);
+  CHECK(s.unfold(0, 1, 5).sizes() == Shape{1});
+  CHECK(error_of([&] { (void)x.unfold(0, 8, 1); }) == "maximum size for tensor at dimension 0 is 7 but size is 8");
+  CHECK(error_of([&] { (void)x.unfold(0, 3, 0); }) == "step is 0 but must be > 0");
+  CHECK(error_of([&] { (void)x.unfold(1, 2, 1); }) ==
+        "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+  CHECK(error_of([&] { (void)s.unfold(0, 2, 1); }) == "maximum size for tensor at dimension 0 is 1 but size is 2");
+
+  const auto other = zeros<int64_t>({4, 2, 3});
+  const auto r = arange<float>(0.f, 6.f).reshape({2, 3});
+  CHECK(r.expand_as(other).sizes() == Shape{4, 2, 3});
+  CHECK(r.expand_as(other).strides() == Strides{0, 3, 1});
+  CHECK(x.unfold(0, 1, 1).reshape_as(x).sizes() == x.sizes());
+  CHECK(r.view_as(zeros<bool>({6})).is_alias_of(r));
+  CHECK(r.nelement() == 6);
+  CHECK(r.ndimension() == 2);
+  CHECK(r.is_same_size(zeros<int32_t>({2, 3})));
+  CHECK_FALSE(r.is_same_size(zeros<float>({3, 2})));
+
+  // is_nonzero: `if tensor:` in Python; NaN counts as nonzero.
+  CHECK(full<float>({1}, std::nanf("")).is_nonzero());
+  CHECK_FALSE(zeros<float>({1, 1}).is_nonzero());
+  CHECK(full<bool>({}, true).is_nonzero());
+  CHECK(error_of([] { (void)zeros<float>({0}).is_nonzero(); }) == "Boolean value of Tensor with no values is ambiguous");
+  CHECK(error_of([] { (void)zeros<float>({2}).is_nonzero(); }) ==
+        "Boolean value of Tensor with more than one value is ambiguous");
+}
+
+TEST_CASE("new_* tensors and type_as take the element type and device they are asked for") {
+  const auto d = zeros<double>({2, 3});
+  const auto f = d.new_full({2}, 3.5);
+  static_assert(std::is_same_v<decltype(f), const Tensor<double>>);
+  CHECK(f.sizes() == Shape{2});
+  CHECK(f.to_vector() == std::vector<double>{3.5, 3.5});
+  CHECK(d.new_zeros({1, 2}).to_vector() == std::vector<double>{0, 0});
+  CHECK(d.new_ones({3}).to_vector() == std::vector<double>{1, 1, 1});
+  CHECK(d.new_empty({4, 0}).sizes() == Shape{4, 0});
+  CHECK_FALSE(d.requires_grad());
+  const auto h = arange<float>(0.f, 3.f).requires_grad_();
+  CHECK_FALSE(h.new_ones({2}).requires_grad());  // new tensors are leaves without history
+  const auto i = full<float>({2}, 2.75f).type_as(zeros<int64_t>({1}));
+  static_assert(std::is_same_v<decltype(i), const Tensor<int64_t>>);
+  CHECK(i.to_vector() == std::vector<int64_t>{2, 2});
 }

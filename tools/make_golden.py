@@ -1769,6 +1769,52 @@ def linalg_svd():
             _save_forward_backward(f"{name}_grad", [a], loss, g)
 
 
+def views_overlapping():
+    """Tensor.unfold and overlapping as_strided views: the view and its input's
+    gradient, where overlapping elements' gradients add (vo_*); sum_to_size;
+    retain_grad's kept gradients, with hooks, in-place writes and two
+    backwards."""
+    g = torch.Generator().manual_seed(67)
+    x = torch.randn(3, 5, generator=g, dtype=torch.float64)
+    for name, f in {"unfold_step1": lambda t: t.unfold(1, 2, 1),
+                    "unfold_dim0": lambda t: t.unfold(0, 2, 1),
+                    "unfold_gap": lambda t: t.unfold(-1, 2, 3),
+                    "unfold_whole": lambda t: t.unfold(1, 5, 1),
+                    "strided_overlap": lambda t: t.as_strided([4, 3], [1, 1], 2),
+                    "strided_two_dims": lambda t: t.as_strided([2, 3, 3], [3, 2, 1], 1),
+                    "sum_to_size": lambda t: t.reshape(3, 1, 5).expand(2, 3, 4, 5).sum_to_size(3, 1, 5),
+                    "sum_to_size_lead": lambda t: t.sum_to_size(1, 5)}.items():
+        _save_forward_backward(f"vo_{name}", [x], f, g)
+    # retain_grad: a hook registered before it changes what is kept, one after it does not.
+    a = torch.randn(4, generator=g, dtype=torch.float64, requires_grad=True)
+    save("vo_rg_a", a.detach())
+    b = a * 2
+    b.register_hook(lambda t: t * 10)
+    b.retain_grad()
+    c = b.sin()
+    c.retain_grad()
+    c.register_hook(lambda t: t * 3)
+    (c * c).sum().backward()
+    save("vo_rg_b_grad", b.grad)
+    save("vo_rg_c_grad", c.grad)
+    save("vo_rg_a_grad", a.grad)
+    # In place after retain_grad: the kept gradient is the new value's.
+    a.grad = None
+    d = a * 2
+    d.retain_grad()
+    d.add_(a * a)
+    (d * a).sum().backward()
+    save("vo_rg_inplace_grad", d.grad)
+    save("vo_rg_inplace_a_grad", a.grad)
+    # Two backwards accumulate.
+    e = a.exp()
+    e.retain_grad()
+    f = (e * e).sum()
+    f.backward(retain_graph=True)
+    f.backward()
+    save("vo_rg_twice_grad", e.grad)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -2671,6 +2717,7 @@ if __name__ == "__main__":
     linalg_eigh()
     linalg_svd()
     linalg_norms()
+    views_overlapping()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -25,6 +25,8 @@ using GradHook = std::function<std::shared_ptr<TensorImpl>(const std::shared_ptr
 
 struct AutogradMeta {
   bool requires_grad = false;
+  // A non-leaf's retain_grad(): its grad_fn keeps its gradient in .grad.
+  bool retains_grad = false;
   // The node that computes this tensor's gradient contributions to its
   // inputs: set on results of recorded operations (non-leaves).
   std::shared_ptr<autograd::Node> grad_fn;

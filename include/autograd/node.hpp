@@ -45,6 +45,9 @@ class Node {
   // Hooks registered on this node's result (Tensor::register_hook), run on
   // its gradient before apply().
   std::vector<detail::GradHook> pre_hooks;
+  // Which of pre_hooks is its result's retain_grad() hook (-1: none), so
+  // that an in-place write, which gives the result a new node, moves it.
+  int retains_grad_hook = -1;
 
  private:
   // The per-thread queue of nodes waiting to be destroyed. Nodes may die
@@ -247,6 +250,16 @@ void set_history(const Tensor<T>& out, std::shared_ptr<autograd::Node> node) {
   auto& impl = *out.impl_ptr();
   if (!impl.autograd) impl.autograd = std::make_unique<AutogradMeta>();
   impl.autograd->requires_grad = true;
+  // A new history for a tensor that retains its gradient (an in-place
+  // write): the hook that keeps it goes to the new node, as in PyTorch.
+  if (const auto& old = impl.autograd->grad_fn; impl.autograd->retains_grad && old && old != node &&
+                                                  old->retains_grad_hook >= 0) {
+    auto at = old->pre_hooks.begin() + old->retains_grad_hook;
+    node->retains_grad_hook = static_cast<int>(node->pre_hooks.size());
+    node->pre_hooks.push_back(std::move(*at));
+    old->pre_hooks.erase(at);
+    old->retains_grad_hook = -1;
+  }
   impl.autograd->grad_fn = std::move(node);
 }
 

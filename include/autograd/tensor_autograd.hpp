@@ -127,6 +127,39 @@ void Tensor<T>::register_hook(std::function<Tensor<T>(const Tensor<T>&)> hook) {
 }
 
 template <class T>
+void Tensor<T>::retain_grad() const {
+  detail::check(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
+  if constexpr (is_floating_v<T>) retain_grad_of_non_leaf();
+}
+
+template <class T>
+template <class U>
+void Tensor<T>::retain_grad_of_non_leaf() const {
+  if (is_leaf()) return;
+  detail::AutogradMeta& meta = *impl_ptr()->autograd;
+  if (meta.retains_grad) return;
+  autograd::Node& fn = *meta.grad_fn;
+  // The hook holds the tensor weakly: the tensor owns the graph that holds the hook.
+  std::weak_ptr<TensorImpl> weak = impl_ptr();
+  fn.retains_grad_hook = static_cast<int>(fn.pre_hooks.size());
+  fn.pre_hooks.push_back([weak](const autograd::GradRef& g) -> autograd::GradRef {
+    const std::shared_ptr<TensorImpl> self = weak.lock();
+    if (!self || !g) return nullptr;
+    const Tensor<T> grad(g);
+    Tensor<T>& slot = detail::grad_slot<T>(*self->autograd);
+    slot = slot.defined() ? Tensor<T>(slot + grad) : grad.clone();
+    return nullptr;
+  });
+  meta.retains_grad = true;
+}
+
+template <class T>
+bool Tensor<T>::retains_grad() const {
+  const auto& meta = impl().autograd;
+  return meta && meta->retains_grad && !is_leaf();
+}
+
+template <class T>
 void Tensor<T>::register_post_accumulate_grad_hook(std::function<void(Tensor<T>&)> hook) {
   detail::check(requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
   detail::check(is_leaf(), "post accumulate grad hooks cannot be registered on non-leaf tensors");

@@ -5,7 +5,9 @@
 // base's; dims the view broadcasts (stride 0, as expand makes) are summed
 // first. One node type serves every view op.
 #pragma once
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "../reduce_dims.hpp"
 #include "node.hpp"
@@ -28,6 +30,49 @@ struct ViewGeometry {
   int64_t view_offset_;
 };
 
+// Whether the dims of a view not in `skipped` address distinct elements:
+// sorted by stride, each dim's stride must reach past every element the
+// smaller ones address (PyTorch's test for as_strided's gradient). A view
+// that fails it without overlapping is only written in more slices.
+inline bool free_of_overlap(const Shape& sizes, const Strides& strides, const std::vector<bool>& skipped) {
+  std::vector<std::size_t> dims;
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    if (!skipped[d] && sizes[d] > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
+  int64_t span = 1;  // the smaller dims address [0, span)
+  for (std::size_t d : dims) {
+    if (strides[d] < span) return false;
+    span += (sizes[d] - 1) * strides[d];
+  }
+  return true;
+}
+
+// The dims along which a view's gradient is written one slice at a time so
+// that no slice overlaps itself: none for nearly every view; for an
+// overlapping one, the fewest slices found greedily (a dim whose removal
+// leaves the rest free of overlap, the shortest such; else the shortest
+// dim, and again).
+inline std::vector<std::size_t> dims_to_write_one_at_a_time(const Shape& sizes, const Strides& strides) {
+  std::vector<bool> looped(sizes.size(), false);
+  std::vector<std::size_t> out;
+  if (numel_of(sizes) == 0) return out;
+  while (!free_of_overlap(sizes, strides, looped)) {
+    std::size_t best = sizes.size(), shortest = sizes.size();
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      if (looped[d] || sizes[d] <= 1) continue;
+      if (shortest == sizes.size() || sizes[d] < sizes[shortest]) shortest = d;
+      looped[d] = true;
+      if (free_of_overlap(sizes, strides, looped) && (best == sizes.size() || sizes[d] < sizes[best])) best = d;
+      looped[d] = false;
+    }
+    const std::size_t d = best != sizes.size() ? best : shortest;
+    looped[d] = true;
+    out.push_back(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 template <class T>
 class ViewNode final : public TypedNode<T>, private ViewGeometry {
  public:
@@ -42,13 +87,48 @@ class ViewNode final : public TypedNode<T>, private ViewGeometry {
     for (std::size_t d = 0; d < sizes.size(); ++d)
       if (view_strides_[d] == 0 && sizes[d] > 1) summed.push_back(static_cast<int64_t>(d)), sizes[d] = 1;
     if (!summed.empty()) g = sum(g, summed, true);
-    // (Recorded under create_graph: the write into the zeros as CopySlices.)
+    // (Recorded under create_graph: the writes into the zeros as CopySlices.)
     auto buffer = zeros<T>({base_span_});
-    buffer.as_strided(sizes, view_strides_, view_offset_).copy_(g);
+    const std::vector<std::size_t> looped = dims_to_write_one_at_a_time(sizes, view_strides_);
+    if (looped.empty()) buffer.as_strided(sizes, view_strides_, view_offset_).copy_(g);
+    else add_slice_by_slice(buffer, g, sizes, looped);
     return {buffer.as_strided(base_sizes_, base_strides_, 0).clone().impl_ptr()};
   }
 
  private:
+  // A view that overlaps itself (as_strided, unfold with a step smaller
+  // than its windows) has elements that share storage, and their gradients
+  // add there: it is written one slice at a time along the dims `looped`,
+  // each slice free of overlap, adding into what earlier slices wrote.
+  void add_slice_by_slice(Tensor<T>& buffer, Tensor<T> g, const Shape& sizes,
+                          const std::vector<std::size_t>& looped) const {
+    Shape slice_sizes;
+    Strides slice_strides;
+    int64_t count = 1;
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      if (std::find(looped.begin(), looped.end(), d) != looped.end()) {
+        count *= sizes[d];
+      } else {
+        slice_sizes.push_back(sizes[d]);
+        slice_strides.push_back(view_strides_[d]);
+      }
+    }
+    std::vector<int64_t> at(looped.size(), 0);  // the slice's index along each looped dim
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t offset = view_offset_;
+      Tensor<T> slice = g;
+      for (std::size_t k = looped.size(); k-- > 0;) {  // the last dim first: the others keep their numbers
+        offset += at[k] * view_strides_[looped[k]];
+        slice = slice.select(static_cast<int64_t>(looped[k]), at[k]);
+      }
+      buffer.as_strided(slice_sizes, slice_strides, offset).add_(slice);
+      for (std::size_t k = looped.size(); k-- > 0;) {
+        if (++at[k] < sizes[looped[k]]) break;
+        at[k] = 0;
+      }
+    }
+  }
+
   // Views that only rearrange the base's elements (each exactly once, from
   // the same offset) pass the gradient back as a view of it, with no copy:
   // a permutation of the base's dims (t, transpose, permute) becomes the
