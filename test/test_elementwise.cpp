@@ -597,3 +597,33 @@ TEST_CASE("PyTorch's other names: add and sub with alpha, rsub, div with a round
   CHECK(equal(Tensor<float>(arctan2(p, q)), Tensor<float>(atan2(p, q))));
   CHECK(equal(Tensor<float>(true_divide(p, q)), Tensor<float>(p / q)));
 }
+
+TEST_CASE("gcd, lcm, the bitwise shifts, nextafter and frexp") {
+  const auto a = test::golden<int64_t>("ip_a"), b = test::golden<int64_t>("ip_b");
+  CHECK(equal(Tensor<int64_t>(gcd(a, b)), test::golden<int64_t>("ip_gcd")));
+  CHECK(equal(Tensor<int64_t>(lcm(a, b)), test::golden<int64_t>("ip_lcm")));
+  CHECK(equal(Tensor<int64_t>(gcd(a, int64_t{4})), tensor<int64_t>({4, 4, 4, 4, 1, 4, 1, 1})));  // by hand
+  // The most negative value: its magnitude wraps to itself, as in PyTorch.
+  CHECK(Tensor<int32_t>(gcd(tensor<int32_t>({INT32_MIN}), 0)).item() == INT32_MIN);
+  const auto x = test::golden<int32_t>("ip_x"), n = test::golden<int32_t>("ip_n");
+  CHECK(equal(Tensor<int32_t>(bitwise_left_shift(x, n)), test::golden<int32_t>("ip_shl")));
+  CHECK(equal(Tensor<int32_t>(bitwise_right_shift(x, n)), test::golden<int32_t>("ip_shr")));
+  // Counts outside [0, 32): 0 to the left, the sign to the right (defined as in PyTorch 2).
+  const auto big = tensor<int32_t>({32, -1, 40});
+  CHECK(equal(Tensor<int32_t>(bitwise_left_shift(tensor<int32_t>({1, 1, 7}), big)), zeros<int32_t>({3})));
+  CHECK(equal(Tensor<int32_t>(bitwise_right_shift(tensor<int32_t>({5, -8, -1}), big)), tensor<int32_t>({0, -1, -1})));
+  CHECK(equal(Tensor<int64_t>(bitwise_left_shift(tensor<int64_t>({1}), int64_t{40})), tensor<int64_t>({int64_t{1} << 40})));
+
+  const auto f = test::golden<float>("ip_f"), t = test::golden<float>("ip_t");
+  CHECK(test::bitwise_equal(Tensor<float>(nextafter(f, t)), test::golden<float>("ip_nextafter")));
+  CHECK(test::bitwise_equal(Tensor<double>(nextafter(f.to<double>(), t.to<double>())),
+                            test::golden<double>("ip_nextafter_f64")));
+  auto fr = f.clone();
+  const auto [mantissa, exponent] = frexp(fr);
+  CHECK(equal(exponent, test::golden<int32_t>("ip_frexp_e")));
+  test::check_close(mantissa, test::golden("ip_frexp_m"), 0, 0, "frexp mantissa");
+  // The mantissa's gradient is 2^-exponent (by hand: 8 = 0.5 * 2^4, -2.25 = -0.5625 * 2^2).
+  auto v = tensor<double>({8, -2.25, 0}).requires_grad_();
+  sum(std::get<0>(frexp(v))).backward();
+  CHECK(equal(v.grad(), tensor<double>({1.0 / 16, 0.25, 1})));
+}

@@ -859,3 +859,47 @@ TEST_CASE("index_add, index_copy, index_fill, masked_scatter, isin and msort") {
   CHECK(isin(2, tensor<int>({2, 3})).item());
   check_close(msort(x), test::golden("iw_msort"), 0, 0, "msort");
 }
+
+TEST_CASE("scatter_reduce reduces src into self with PyTorch's values and gradients") {
+  using V = std::vector<Tensor<double>>;
+  const auto index1 = test::golden<int64_t>("sr_index1");
+  const auto index0 = test::golden<int64_t>("sr_index0").narrow(1, 0, 4);
+  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"}) {
+    for (const bool with_self : {true, false}) {
+      const std::string tag = std::string(reduce) + (with_self ? "_self" : "_noself");
+      if (!(std::string(reduce) == "prod" && !with_self))
+        test::check_forward_backward<double>("sr_d1_" + tag, 2, [&](const V& v) {
+          return scatter_reduce(v[0], 1, index1, v[1], reduce, with_self);
+        }, 1e-12);
+      test::check_forward_backward<double>("sr_d0_" + tag, 2, [&](const V& v) {
+        return scatter_reduce(v[0], 0, index0, v[1], reduce, with_self);
+      }, 1e-12);
+    }
+  }
+  // A src wider than index: its unread column takes no part (and gets a zero gradient).
+  const auto self = test::golden<double>("sr_self"), src = test::golden<double>("sr_src");
+  check_close(scatter_reduce(self, 1, index1, src, "amin"), test::golden("sr_wide_amin"), 0, 0, "wide src");
+  auto s = src.clone().requires_grad_();
+  sum(scatter_reduce(self, 1, index1, s, "sum")).backward();
+  CHECK(equal(s.grad().select(1, 4), zeros<double>({3})));
+  CHECK(equal(s.grad().narrow(1, 0, 4), ones<double>({3, 4})));
+  // Integers: the mean rounds down, as PyTorch's.
+  const auto si = tensor<int64_t>({1, -2, 3, 4, 5, 6, -7, 8}).reshape({2, 4});
+  const auto srci = tensor<int64_t>({-5, 6, 7, 8, 9, 10, -11, 12, 13, -14}).reshape({2, 5});
+  const auto idxi = tensor<int64_t>({0, 0, 1, 1, 3, 3, 3, 2}).reshape({2, 4});
+  CHECK(equal(scatter_reduce(si, 1, idxi, srci, "mean"), test::golden<int64_t>("sr_int_mean_self")));
+  CHECK(equal(scatter_reduce(si, 1, idxi, srci, "mean", false), test::golden<int64_t>("sr_int_mean_noself")));
+  auto inplace = si.clone();
+  scatter_reduce_(inplace, 1, idxi, srci, "prod", false);
+  CHECK(equal(inplace, test::golden<int64_t>("sr_int_prod")));
+  CHECK(error_of([&] { (void)scatter_reduce(si, 1, idxi, srci, "max"); }) ==
+        "reduce argument must be either sum, prod, mean, amax or amin.");
+  CHECK(error_of([&] { (void)scatter_reduce(si, 1, Tensor<int64_t>(idxi + int64_t{5}), srci, "sum"); }) ==
+        "index 5 is out of bounds for dimension 1 with size 4");
+  // prod's second derivative is refused where two zeros of src meet, as in PyTorch.
+  auto zs = tensor<double>({0, 0, 2}).requires_grad_();
+  const auto prod_zeros = scatter_reduce(ones<double>({2}), 0, tensor<int64_t>({0, 0, 1}), zs, "prod");
+  CHECK(error_of([&] { (void)autograd::grad({sum(prod_zeros)}, {zs}, {}, false, /*create_graph=*/true); }) ==
+        "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are scattered to the same "
+        "position. Please use reduce='sum' or 'mean' instead.");
+}

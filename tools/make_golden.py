@@ -1815,6 +1815,67 @@ def views_overlapping():
     save("vo_rg_twice_grad", e.grad)
 
 
+def scatter_reduce_cases():
+    """torch.scatter_reduce for each reduction, with and without self, along
+    both dims of a matrix, and its gradients; ties for amax/amin and zeros,
+    lone and repeated, for prod (sr_*). Also gcd, lcm, in-range shifts,
+    nextafter and frexp (ip_*)."""
+    g = torch.Generator().manual_seed(71)
+    self_ = (torch.randn(3, 4, generator=g, dtype=torch.float64) * 2).round() / 2
+    src = (torch.randn(3, 5, generator=g, dtype=torch.float64) * 2).round() / 2
+    self_[0, 1] = 0.0
+    src[1, 0] = 0.0  # a lone zero ...
+    src[2, 3] = src[2, 4] = 0.0  # ... and two that may meet
+    index1 = torch.tensor([[0, 1, 0, 3], [2, 2, 1, 0], [3, 3, 3, 1]])  # along dim 1 (index narrower than src)
+    index0 = torch.tensor([[2, 0, 1, 1, 0], [0, 0, 2, 1, 2]])  # along dim 0
+    save("sr_self", self_)
+    save("sr_src", src)
+    save("sr_index1", index1)
+    save("sr_index0", index0)
+    src0 = src[:2, :4]  # index0 (first 4 columns) has 2 rows, self 4 columns
+    save("sr_src0", src0)
+    for reduce in ["sum", "prod", "mean", "amax", "amin"]:
+        for inc in [True, False]:
+            tag = f"{reduce}_{'self' if inc else 'noself'}"
+            if not (reduce == "prod" and not inc):
+                _save_forward_backward(f"sr_d1_{tag}", [self_, src[:, :4]],
+                                       lambda a, b: a.scatter_reduce(1, index1, b, reduce, include_self=inc), g)
+            idx0 = index0[:, :4]
+            _save_forward_backward(f"sr_d0_{tag}", [self_, src0],
+                                   lambda a, b: a.scatter_reduce(0, idx0, b, reduce, include_self=inc), g)
+    # src wider than index (its extra column unread): values only, since
+    # PyTorch's backward refuses the shape (tessera gives the unread ones 0).
+    save("sr_wide_amin", self_.scatter_reduce(1, index1, src, "amin"))
+    si = torch.tensor([[1, -2, 3, 4], [5, 6, -7, 8]])
+    srci = torch.tensor([[-5, 6, 7, 8, 9], [10, -11, 12, 13, -14]])
+    idxi = torch.tensor([[0, 0, 1, 1], [3, 3, 3, 2]])
+    save("sr_int_mean_self", si.scatter_reduce(1, idxi, srci, "mean"))
+    save("sr_int_mean_noself", si.scatter_reduce(1, idxi, srci, "mean", include_self=False))
+    save("sr_int_prod", si.scatter_reduce(1, idxi, srci, "prod", include_self=False))
+
+    a = torch.tensor([12, -12, 0, 0, 7, 2**40, -9, 35], dtype=torch.int64)
+    b = torch.tensor([18, 18, 0, -5, 0, 2**36 * 3, 6, -49], dtype=torch.int64)
+    save("ip_a", a)
+    save("ip_b", b)
+    save("ip_gcd", torch.gcd(a, b))
+    save("ip_lcm", torch.lcm(a, b))
+    x = torch.tensor([1, -1, 5, -5, 3, -8, 2**30, -7], dtype=torch.int32)
+    n = torch.tensor([0, 1, 31, 2, 4, 3, 1, 30], dtype=torch.int32)
+    save("ip_x", x)
+    save("ip_n", n)
+    save("ip_shl", torch.bitwise_left_shift(x, n))
+    save("ip_shr", torch.bitwise_right_shift(x, n))
+    f = torch.tensor([1.0, 0.0, -0.0, float("inf"), -float("inf"), 3.5, -2.25, 1e-40, float("nan")])
+    t = torch.tensor([2.0, -1.0, 1.0, 0.0, 0.0, 3.5, -10.0, 0.0, 1.0])
+    save("ip_f", f)
+    save("ip_t", t)
+    save("ip_nextafter", torch.nextafter(f, t))
+    save("ip_nextafter_f64", torch.nextafter(f.double(), t.double()))
+    m, e = torch.frexp(f)
+    save("ip_frexp_m", m)
+    save("ip_frexp_e", e)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -2718,6 +2779,7 @@ if __name__ == "__main__":
     linalg_svd()
     linalg_norms()
     views_overlapping()
+    scatter_reduce_cases()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

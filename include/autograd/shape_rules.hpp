@@ -142,18 +142,8 @@ struct OpRule<tag::Scatter> {
             out[0] = scatter(g, dim, index, T(0)).impl_ptr();  // recorded under create_graph
           }
         }
-        if (need_src) {
-          // src may be larger than index: the elements scatter did not read get 0.
-          Tensor<T> gathered = gather(g, dim, index);
-          if (gathered.sizes() != src_sizes) {
-            auto padded = zeros<T>(src_sizes, g.device());
-            Tensor<T> corner = padded;
-            for (int64_t d = 0; d < gathered.dim(); ++d) corner = corner.narrow(d, 0, gathered.size(d));
-            corner.copy_(gathered);  // recorded under create_graph (CopySlices)
-            gathered = padded;
-          }
-          out[1] = gathered.impl_ptr();
-        }
+        // src may be larger than index: the elements scatter did not read get 0.
+        if (need_src) out[1] = detail_rules::padded_to(gather(g, dim, index), src_sizes).impl_ptr();
         return out;
       }
     };

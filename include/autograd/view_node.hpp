@@ -1,9 +1,10 @@
 // Backward of views (view, reshape, transpose, permute, slice, narrow,
-// select, squeeze, unsqueeze, expand, diagonal, as_strided): the gradient
-// of the view is written into a zero buffer laid out like the base's
-// storage, through the view's own strides, and read back through the
-// base's; dims the view broadcasts (stride 0, as expand makes) are summed
-// first. One node type serves every view op.
+// select, squeeze, unsqueeze, expand, diagonal, as_strided, unfold): the
+// gradient of the view is written into a zero buffer laid out like the
+// base's storage, through the view's own strides (adding where the view
+// overlaps itself), and read back through the base's; dims the view
+// broadcasts (stride 0, as expand makes) are summed first. One node type
+// serves every view op.
 #pragma once
 #include <algorithm>
 #include <optional>
