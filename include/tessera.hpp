@@ -43,6 +43,7 @@
 #include "broadcasting.hpp"
 #include "view_scatter.hpp"
 #include "index_writes.hpp"
+#include "advanced_indexing.hpp"
 #include "cross_product.hpp"
 #include "windows.hpp"
 #include "sort.hpp"

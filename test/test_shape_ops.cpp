@@ -903,3 +903,47 @@ TEST_CASE("scatter_reduce reduces src into self with PyTorch's values and gradie
         "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are scattered to the same "
         "position. Please use reduce='sum' or 'mean' instead.");
 }
+
+TEST_CASE("indexing with several index tensors: x[i, :, j] and x[i, :, j] = v") {
+  using V = std::vector<Tensor<double>>;
+  const auto i = test::golden<int64_t>("ai_i"), j = test::golden<int64_t>("ai_j"), k = test::golden<int64_t>("ai_k");
+  const std::vector<std::pair<std::string, std::function<Tensor<double>(const V&)>>> cases = {
+      {"first", [&](const V& v) { return index(v[0], {i}); }},
+      {"adjacent", [&](const V& v) { return index(v[0], {std::nullopt, j, k}); }},  // the broadcast dims stay in place
+      {"apart", [&](const V& v) { return index(v[0], {k, std::nullopt, j}); }},     // ... or come first
+      {"all", [&](const V& v) { return index(v[0], {k, j, k}); }},
+      {"put_adjacent", [&](const V& v) { return index_put(v[0], {std::nullopt, j, k}, v[1]); }},
+      {"put_apart", [&](const V& v) { return index_put(v[0], {k, std::nullopt, j}, v[1]); }},
+      {"put_accumulate", [&](const V& v) { return index_put(v[0], {test::golden<int64_t>("ai_dup")}, v[1], true); }},
+  };
+  for (const auto& [name, f] : cases)
+    test::check_forward_backward<double>("ai_" + name, name.rfind("put", 0) == 0 ? 2 : 1, f, 1e-12);
+
+  // In place, without autograd: only the indexed elements are written, into a view too.
+  auto x = zeros<float>({3, 4});
+  auto column = x.t();
+  index_put_(column, {tensor<int64_t>({1, 1, 3})}, full<float>({3}, 2.f), /*accumulate=*/true);
+  CHECK(equal(x.select(1, 1), full<float>({3}, 4.f)));
+  CHECK(equal(x.select(1, 3), full<float>({3}, 2.f)));
+  CHECK(equal(sum(x), full<float>({}, 18.f)));
+  index_put_(x, {tensor<int64_t>({0, 2}), tensor<int64_t>({-1, 0})}, tensor<float>({7.f, 8.f}));
+  CHECK(x(0, 3) == 7.f);
+  CHECK(x(2, 0) == 8.f);
+  // Two indexed dims of a transposed view cannot merge into one: the whole is written back through the view.
+  index_put_(column, {tensor<int64_t>({0}), tensor<int64_t>({1})}, full<float>({}, -1.f));
+  CHECK(x(1, 0) == -1.f);
+  CHECK(equal(sum(x), full<float>({}, 30.f)));  // 18 - 2 + 7 + 8 - 1: the rest unchanged
+  // x[i] = x[j]: the values are read before anything is written.
+  auto y = arange<float>(0.f, 4.f);
+  index_put_(y, {tensor<int64_t>({1, 2, 3})}, y.narrow(0, 0, 3));
+  CHECK(equal(y, tensor<float>({0.f, 0.f, 1.f, 2.f})));
+
+  const auto m = zeros<float>({3, 4});
+  CHECK(error_of([&] { (void)index(m, {i, i, i}); }) == "too many indices for tensor of dimension 2 (got 3)");
+  CHECK(error_of([&] { (void)index(m, {tensor<int64_t>({3})}); }) == "index 3 is out of bounds for dimension 0 with size 3");
+  CHECK(error_of([&] { (void)index(m, {tensor<int64_t>({0, 1}), tensor<int64_t>({0, 1, 2})}); }) ==
+        "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]");
+  CHECK(error_of([&] { (void)index_put(m, {tensor<int64_t>({0, 1})}, ones<float>({3})); }) ==
+        "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 4]");
+  CHECK(index(m, {std::nullopt}).is_alias_of(m));  // all whole: x itself, as x[:]
+}

@@ -1876,6 +1876,45 @@ def scatter_reduce_cases():
     save("ip_frexp_e", e)
 
 
+def advanced_indexing():
+    """x[i, j] and x[i, j] = v with several index tensors (torch.index and
+    index_put): adjacent and separated indexed dims, broadcasting indices,
+    negative ones, accumulation over repeats, and gradients (ai_*)."""
+    g = torch.Generator().manual_seed(73)
+    x = torch.randn(3, 4, 5, generator=g, dtype=torch.float64)
+    i = torch.tensor([[0, 2], [-1, 1]])
+    j = torch.tensor([3, -2, 0])
+    k = torch.tensor([[2], [-2]])
+    save("ai_i", i)
+    save("ai_j", j)
+    save("ai_k", k)
+    cases = {
+        "first": lambda t: t[i],
+        "adjacent": lambda t: t[:, j, k],
+        "apart": lambda t: t[k, :, j],
+        "all": lambda t: t[k, j, k],
+    }
+    for name, f in cases.items():
+        _save_forward_backward(f"ai_{name}", [x], f, g)
+    v_adj = torch.randn(2, 3, generator=g, dtype=torch.float64)  # broadcasts to t[:, j, k]'s (3, 2, 3)
+    v_apart = torch.randn(4, generator=g, dtype=torch.float64)  # broadcasts to t[k, :, j]'s (2, 3, 4)
+    dup = torch.tensor([1, 0, 1, 1])
+    v_dup = torch.randn(4, 5, generator=g, dtype=torch.float64)
+    # index_put with a whole dim: torch.index_put takes no None, so x[:, j, k] = v is written with Tensor.__setitem__.
+    def put(index, accumulate):
+        def f(t, v):
+            out = t.clone()
+            if accumulate:
+                return out.index_put(index, v, accumulate=True)
+            out[index] = v
+            return out
+        return f
+    _save_forward_backward("ai_put_adjacent", [x, v_adj], put((slice(None), j, k), False), g)
+    _save_forward_backward("ai_put_apart", [x, v_apart], put((k, slice(None), j), False), g)
+    save("ai_dup", dup)
+    _save_forward_backward("ai_put_accumulate", [x, v_dup], lambda t, v: t.index_put((dup,), v, accumulate=True), g)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -2780,6 +2819,7 @@ if __name__ == "__main__":
     linalg_norms()
     views_overlapping()
     scatter_reduce_cases()
+    advanced_indexing()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()
