@@ -44,6 +44,7 @@
 #include "view_scatter.hpp"
 #include "index_writes.hpp"
 #include "advanced_indexing.hpp"
+#include "distances.hpp"
 #include "cross_product.hpp"
 #include "windows.hpp"
 #include "sort.hpp"

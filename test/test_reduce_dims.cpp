@@ -373,3 +373,33 @@ TEST_CASE("trapezoid, cumulative_trapezoid, cov, corrcoef, dist, renorm and ldex
   static_assert(std::is_same_v<typename decltype(li)::value_type, float>, "ldexp of integers is float");
   check_close(li, test::golden("st_ldexp_int"), 0, 0, "ldexp of integers");
 }
+
+TEST_CASE("cdist and pdist: p-norms between rows, with PyTorch's values and gradients") {
+  using V = std::vector<Tensor<double>>;
+  const std::vector<std::pair<std::string, double>> ps = {
+      {"p1", 1}, {"p2", 2}, {"p3", 3}, {"pinf", std::numeric_limits<double>::infinity()}};
+  for (const auto& [tag, p] : ps)
+    test::check_forward_backward<double>("cd_" + tag, 2, [p = p](const V& v) { return cdist(v[0], v[1], p); }, 1e-12);
+  // p = 0 counts differing elements: no gradient (PyTorch's is zeros; its norm(x, 0), as tessera's, gives none).
+  auto a = test::golden<double>("cd_p0_in0").requires_grad_();
+  const auto counts = cdist(a, test::golden<double>("cd_p0_in1"), 0);
+  check_close(counts, test::golden("cd_p0_out"), 0, 0, "cdist p = 0");
+  CHECK(equal(test::golden("cd_p0_grad0"), zeros<double>({2, 3, 4})));
+  // More than 25 rows: PyTorch goes through a matrix product, within rounding of the direct sums.
+  test::check_forward_backward<double>("cd_big", 2, [](const V& v) { return cdist(v[0], v[1]); }, 1e-9);
+  // Equal rows: distance 0 and a zero gradient, not NaN.
+  test::check_forward_backward<double>("cd_zero", 2, [](const V& v) { return cdist(v[0], v[1]); }, 1e-12);
+  for (const auto& [tag, p] : std::vector<std::pair<std::string, double>>{
+           {"p2", 2}, {"p1", 1}, {"pinf", std::numeric_limits<double>::infinity()}})
+    test::check_forward_backward<double>("cd_pdist_" + tag, 1, [p = p](const V& v) { return pdist(v[0], p); }, 1e-12);
+  CHECK(cdist(ones<float>({2, 0, 3}), ones<float>({2, 4, 3})).sizes() == Shape{2, 0, 4});
+  CHECK(equal(cdist(ones<float>({2, 0}), ones<float>({4, 0})), zeros<float>({2, 4})));
+  CHECK(pdist(ones<float>({1, 3})).sizes() == Shape{0});
+  CHECK(test::error_of([] { (void)cdist(ones<float>({2, 3}), ones<float>({2, 4})); }) ==
+        "X1 and X2 must have the same number of columns. X1: 3 X2: 4");
+  CHECK(test::error_of([] { (void)cdist(ones<float>({3}), ones<float>({2, 3})); }) ==
+        "cdist only supports at least 2D tensors, X1 got: 1D");
+  CHECK(test::error_of([] { (void)cdist(ones<float>({2, 3}), ones<float>({2, 3}), -1); }) ==
+        "cdist only supports non-negative p values");
+  CHECK(test::error_of([] { (void)pdist(ones<float>({3})); }) == "pdist only supports 2D tensors, got: 1D");
+}

@@ -1915,6 +1915,26 @@ def advanced_indexing():
     _save_forward_backward("ai_put_accumulate", [x, v_dup], lambda t, v: t.index_put((dup,), v, accumulate=True), g)
 
 
+def distances():
+    """torch.cdist for p = 0, 1, 2, 3 and inf over broadcast batches, one
+    with more than 25 rows, a zero distance, and pdist, with gradients
+    (cd_*)."""
+    g = torch.Generator().manual_seed(79)
+    x1 = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
+    x2 = torch.randn(1, 5, 4, generator=g, dtype=torch.float64)
+    for p, tag in [(0, "p0"), (1, "p1"), (2, "p2"), (3, "p3"), (float("inf"), "pinf")]:
+        _save_forward_backward(f"cd_{tag}", [x1, x2], lambda a, b: torch.cdist(a, b, p=p), g)
+    big1 = torch.randn(30, 3, generator=g, dtype=torch.float64)
+    big2 = torch.randn(27, 3, generator=g, dtype=torch.float64)
+    _save_forward_backward("cd_big", [big1, big2], lambda a, b: torch.cdist(a, b), g)
+    same = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    other = torch.tensor([[0.0, 0.0], [3.0, 4.0]], dtype=torch.float64)
+    _save_forward_backward("cd_zero", [same, other], lambda a, b: torch.cdist(a, b), g)
+    rows = torch.randn(5, 3, generator=g, dtype=torch.float64)
+    for p, tag in [(2, "p2"), (1, "p1"), (float("inf"), "pinf")]:
+        _save_forward_backward(f"cd_pdist_{tag}", [rows], lambda a: torch.pdist(a, p=p), g)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -2820,6 +2840,7 @@ if __name__ == "__main__":
     views_overlapping()
     scatter_reduce_cases()
     advanced_indexing()
+    distances()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()
