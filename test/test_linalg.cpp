@@ -847,3 +847,29 @@ TEST_CASE("linalg norms, cond, matrix_rank and pinv match PyTorch") {
   CHECK(test::error_of([] { linalg::cond(ones<double>({2, 3}), 1.0); }) ==
         "linalg.cond(ord=1): A must be batches of square matrices, but they are 2 by 3 matrices");
 }
+
+TEST_CASE("linalg.matrix_exp and linalg.vecdot, with PyTorch's values and gradients") {
+  using VD = std::vector<Tensor<double>>;
+  using VF = std::vector<Tensor<float>>;
+  for (const char* name : {"small", "large", "batch"}) {
+    test::check_forward_backward<double>(std::string("me_f64_") + name, 1,
+                                         [](const VD& v) { return linalg::matrix_exp(v[0]); }, 1e-10);
+    test::check_forward_backward<float>(std::string("me_f32_") + name, 1,
+                                        [](const VF& v) { return linalg::matrix_exp(v[0]); }, 2e-5, 2e-6);
+  }
+  // By hand: a nilpotent matrix's series ends, exp([[0, 1], [0, 0]]) = [[1, 1], [0, 1]]; exp(0) = I.
+  CHECK(equal(linalg::matrix_exp(tensor<double>({0, 1, 0, 0}).reshape({2, 2})), tensor<double>({1, 1, 0, 1}).reshape({2, 2})));
+  CHECK(equal(linalg::matrix_exp(zeros<double>({3, 3})), eye<double>(3)));
+  CHECK(linalg::matrix_exp(zeros<float>({2, 0, 0})).sizes() == Shape{2, 0, 0});
+  // exp(A) exp(-A) = I, and the second derivative through the recorded backward agrees with differences.
+  const auto a = test::golden<double>("me_f64_large_in0");
+  check_close(matmul(linalg::matrix_exp(a), linalg::matrix_exp(Tensor<double>(-a))), eye<double>(4), 0, 1e-9,
+              "exp(A) exp(-A)");
+  auto small = test::golden<double>("me_f64_small_in0").requires_grad_();
+  CHECK(autograd::gradgradcheck([](const std::vector<Tensor<double>>& v) { return linalg::matrix_exp(v[0]); }, {small}));
+  CHECK(error_of([] { (void)linalg::matrix_exp(zeros<double>({2, 3})); }) ==
+        "linalg.matrix_exp: A must be batches of square matrices, but they are 2 by 3 matrices");
+  test::check_forward_backward<double>("me_vecdot", 2, [](const VD& v) { return linalg::vecdot(v[0], v[1]); }, 1e-12);
+  test::check_forward_backward<double>("me_vecdot_dim0", 2, [](const VD& v) { return linalg::vecdot(v[0], v[1], 0); },
+                                       1e-12);
+}

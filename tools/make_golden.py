@@ -1935,6 +1935,22 @@ def distances():
         _save_forward_backward(f"cd_pdist_{tag}", [rows], lambda a: torch.pdist(a, p=p), g)
 
 
+def linalg_matrix_exp():
+    """torch.linalg.matrix_exp (float and double; a norm that needs scaling,
+    a batch, zeros) with gradients, and linalg.vecdot (me_*)."""
+    g = torch.Generator().manual_seed(83)
+    for dtype, tag in [(torch.float64, "f64"), (torch.float32, "f32")]:
+        small = torch.randn(3, 3, generator=g, dtype=torch.float64).to(dtype)
+        large = (torch.randn(4, 4, generator=g, dtype=torch.float64) * 6).to(dtype)  # 1-norm far above 5.37
+        batch = torch.randn(2, 3, 2, 2, generator=g, dtype=torch.float64).to(dtype)
+        for name, a in {"small": small, "large": large, "batch": batch}.items():
+            _save_forward_backward(f"me_{tag}_{name}", [a], torch.linalg.matrix_exp, g)
+    x = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    y = torch.randn(4, generator=g, dtype=torch.float64)
+    _save_forward_backward("me_vecdot", [x, y], lambda a, b: torch.linalg.vecdot(a, b), g)
+    _save_forward_backward("me_vecdot_dim0", [x, x * 2], lambda a, b: torch.linalg.vecdot(a, b, dim=0), g)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -2841,6 +2857,7 @@ if __name__ == "__main__":
     scatter_reduce_cases()
     advanced_indexing()
     distances()
+    linalg_matrix_exp()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -2,8 +2,9 @@
 // Cholesky factorization of batches of matrices (linalg/functions.hpp), the
 // QR factorization (linalg/qr.hpp), symmetric eigendecompositions
 // (linalg/eigh.hpp), the SVD (linalg/svd.hpp) and the norms, cond, rank and
-// pseudoinverse made of it (linalg/norms.hpp), and einsum
-// (linalg/einsum.hpp), each differentiable.
+// pseudoinverse made of it (linalg/norms.hpp), the matrix exponential and
+// vecdot (linalg/matrix_exp.hpp), and einsum (linalg/einsum.hpp), each
+// differentiable.
 // Include this header after or instead of tessera.hpp; a program that
 // includes only tessera.hpp compiles none of it.
 #pragma once
@@ -15,3 +16,4 @@
 #include "eigh.hpp"
 #include "svd.hpp"
 #include "norms.hpp"
+#include "matrix_exp.hpp"
