@@ -873,3 +873,40 @@ TEST_CASE("linalg.matrix_exp and linalg.vecdot, with PyTorch's values and gradie
   test::check_forward_backward<double>("me_vecdot_dim0", 2, [](const VD& v) { return linalg::vecdot(v[0], v[1], 0); },
                                        1e-12);
 }
+
+TEST_CASE("inv_ex, cholesky_ex and solve_ex report failures per matrix instead of throwing") {
+  // PyTorch 1.13 on these: info [0, 2] for each (the zero pivot, the leading minor of order 2).
+  const auto singular = stack({eye<double>(2), tensor<double>({1, 2, 2, 4}).reshape({2, 2})});
+  const auto [inverse, inv_info] = linalg::inv_ex(singular);
+  CHECK(equal(inv_info, tensor<int32_t>({0, 2})));
+  CHECK(equal(inverse.select(0, 0), eye<double>(2)));
+  const auto indefinite = stack({Tensor<double>(eye<double>(2) * 4.), tensor<double>({1, 2, 2, 1}).reshape({2, 2})});
+  const auto [factor, chol_info] = linalg::cholesky_ex(indefinite);
+  CHECK(equal(chol_info, tensor<int32_t>({0, 2})));
+  CHECK(equal(factor.select(0, 0), Tensor<double>(eye<double>(2) * 2.)));
+  const auto [x, solve_info] = linalg::solve_ex(singular, ones<double>({2, 2, 1}));
+  CHECK(equal(solve_info, tensor<int32_t>({0, 2})));
+  CHECK(equal(x.select(0, 0), ones<double>({2, 1})));
+  // A single matrix: a 0-d info; the results agree with the throwing forms.
+  const auto spd = tensor<double>({4, 2, 2, 3}).reshape({2, 2});
+  const auto [l, ok] = linalg::cholesky_ex(spd, /*upper=*/true);
+  CHECK(ok.dim() == 0);
+  CHECK(ok.item() == 0);
+  CHECK(equal(l, linalg::cholesky(spd, true)));
+  CHECK(equal(std::get<0>(linalg::inv_ex(spd)), linalg::inv(spd)));
+  // check_errors: PyTorch's messages, naming the _ex function.
+  CHECK(error_of([&] { (void)linalg::inv_ex(singular, true); }) ==
+        "linalg.inv_ex: (Batch element 1): The diagonal element 2 is zero, the inversion could not be completed "
+        "because the input matrix is singular.");
+  CHECK(error_of([&] { (void)linalg::cholesky_ex(indefinite.select(0, 1), false, true); }) ==
+        "linalg.cholesky_ex: The factorization could not be completed because the input is not positive-definite (the "
+        "leading minor of order 2 is not positive-definite).");
+  CHECK(error_of([&] { (void)linalg::solve_ex(singular, ones<double>({2, 2, 1}), true); }) ==
+        "torch.linalg.solve_ex: (Batch element 1): The solver failed because the input matrix is singular.");
+  // The gradients are the throwing forms' (where the matrices are invertible).
+  auto a = spd.clone().requires_grad_();
+  sum(std::get<0>(linalg::inv_ex(a))).backward();
+  auto b = spd.clone().requires_grad_();
+  sum(linalg::inv(b)).backward();
+  CHECK(equal(a.grad(), b.grad()));
+}

@@ -128,16 +128,28 @@ inline int64_t first_failure(const std::vector<int64_t>& info) {
 }
 
 // A^-1 B (the solve behind linalg.solve and linalg.inv) for A (*, n, n) and
-// B (*, n, k) with broadcast batch dims, unrecorded, or the failures'
-// positions and infos through `on_failure(index, info, batched)`.
+// B (*, n, k) with broadcast batch dims, unrecorded, and each matrix's
+// factorization result (0, or the 1-based position of its zero pivot) in
+// `info`. The first failure goes to `on_failure(index, info, batched)`,
+// which throws unless the caller reports failures through `info` (the
+// `_ex` functions); a failed matrix's X is unspecified.
 template <class T, class OnFailure>
-Tensor<T> solve_matrices(const Tensor<T>& a, const Tensor<T>& b, const OnFailure& on_failure) {
+Tensor<T> solve_matrices(const Tensor<T>& a, const Tensor<T>& b, const OnFailure& on_failure,
+                         std::vector<int64_t>* info = nullptr) {
   const Shape batch = broadcast_shapes(batch_of(a), batch_of(b));
   Tensor<T> lu = dense_copy(a, with_batch(batch, a)), x = dense_copy(b, with_batch(batch, b));
   std::vector<int64_t> piv;
-  const std::vector<int64_t> info = lu_batch(lu, piv, &x);
-  if (const int64_t bad = first_failure(info); bad >= 0) on_failure(bad, info[static_cast<std::size_t>(bad)], a.dim() > 2);
+  std::vector<int64_t> infos = lu_batch(lu, piv, &x);
+  if (const int64_t bad = first_failure(infos); bad >= 0) on_failure(bad, infos[static_cast<std::size_t>(bad)], a.dim() > 2);
+  if (info) *info = std::move(infos);
   return x;
+}
+
+// The `_ex` functions' info: one int32 per matrix, over the batch dims.
+inline Tensor<int32_t> info_tensor(const std::vector<int64_t>& info, const Shape& batch) {
+  auto out = Tensor<int32_t>::allocate(batch);
+  for (std::size_t i = 0; i < info.size(); ++i) out.data_ptr()[i] = static_cast<int32_t>(info[i]);
+  return out;
 }
 
 // inv(A) where A is invertible and zeros where it is singular (det's
@@ -170,33 +182,55 @@ namespace tsr::linalg {
 // X with A X = B: A (*, n, n), B (*, n, k), or (*, n) for a batch of vectors
 // (when B is 1-D, or has A's shape without its last dim); batch dims
 // broadcast. A singular A throws LinAlgError, as PyTorch does.
+namespace detail_la {
+// solve and solve_ex (fn, for the messages): X and each matrix's info; a
+// singular matrix throws with check_errors.
+template <class T>
+std::tuple<Tensor<T>, Tensor<int32_t>> solve_with_info(const Tensor<T>& a, const Tensor<T>& b, const char* fn,
+                                                       bool check_errors) {
+  detail::check_square_matrices(a, fn);
+  if constexpr (!detail::linalg_type_v<T>) {
+    detail::fail_linalg_dtype<T>(fn, "lu_cpu");
+  } else {
+    Shape a_rows(a.sizes().begin(), a.sizes().end() - 1);
+    const bool vector_case = b.dim() == 1 || (b.dim() == a.dim() - 1 && b.sizes() == a_rows);
+    detail::check(vector_case || b.dim() >= 2, fn, ": The input tensor B must have at least 2 dimensions.");
+    const Tensor<T> bm = vector_case ? b.unsqueeze(-1) : b;
+    detail::check(bm.size(-2) == a.size(-1), fn, ": Incompatible shapes of A and B for the equation AX = B (",
+                  a.size(-2), "x", a.size(-1), " and ", bm.size(-2), "x", bm.size(-1), ")");
+    std::vector<int64_t> info;
+    Tensor<T> x = detail::solve_matrices(a, bm, [&](int64_t i, int64_t, bool batched) {
+      if (check_errors)
+        detail::fail<LinAlgError>("torch.", fn, ": ", detail::batch_element(batched, i),
+                                  "The solver failed because the input matrix is singular.");
+    }, &info);
+    const Shape batch = detail::batch_of(x);
+    // (A new tensor rather than a view: an in-place write to the result is
+    // then recorded on it, as PyTorch records one on its result.)
+    if (vector_case) x = detail::dense_copy(x.squeeze(-1), Shape(x.sizes().begin(), x.sizes().end() - 1));
+    detail::record_op<autograd::tag::LinalgSolve>(x, a, b, vector_case);
+    return {x, detail::info_tensor(info, batch)};
+  }
+}
+}  // namespace detail_la
+
 template <Expression EA, Expression EB>
 Tensor<typename EA::value_type> solve(const EA& ea, const EB& eb) {
   using T = typename EA::value_type;
   static_assert(std::is_same_v<T, typename EB::value_type>,
                 "linalg.solve: A and B must have the same dtype (PyTorch: Expected A and B to have the same dtype); "
                 "cast one with tsr::cast<T>");
-  const Tensor<T> a(ea), b(eb);
-  detail::check_square_matrices(a, "linalg.solve");
-  if constexpr (!detail::linalg_type_v<T>) {
-    detail::fail_linalg_dtype<T>("linalg.solve", "lu_cpu");
-  } else {
-    Shape a_rows(a.sizes().begin(), a.sizes().end() - 1);
-    const bool vector_case = b.dim() == 1 || (b.dim() == a.dim() - 1 && b.sizes() == a_rows);
-    detail::check(vector_case || b.dim() >= 2, "linalg.solve: The input tensor B must have at least 2 dimensions.");
-    const Tensor<T> bm = vector_case ? b.unsqueeze(-1) : b;
-    detail::check(bm.size(-2) == a.size(-1), "linalg.solve: Incompatible shapes of A and B for the equation AX = B (",
-                  a.size(-2), "x", a.size(-1), " and ", bm.size(-2), "x", bm.size(-1), ")");
-    Tensor<T> x = detail::solve_matrices(a, bm, [](int64_t i, int64_t, bool batched) {
-      detail::fail<LinAlgError>("torch.linalg.solve: ", detail::batch_element(batched, i),
-                                "The solver failed because the input matrix is singular.");
-    });
-    // (A new tensor rather than a view: an in-place write to the result is
-    // then recorded on it, as PyTorch records one on its result.)
-    if (vector_case) x = detail::dense_copy(x.squeeze(-1), Shape(x.sizes().begin(), x.sizes().end() - 1));
-    detail::record_op<autograd::tag::LinalgSolve>(x, a, b, vector_case);
-    return x;
-  }
+  return std::get<0>(detail_la::solve_with_info(Tensor<T>(ea), Tensor<T>(eb), "linalg.solve", true));
+}
+// solve's X and, per matrix, info (int32 over the batch dims: 0, or the
+// 1-based position of the zero pivot of a singular matrix, whose X is then
+// unspecified); it throws only with check_errors.
+template <Expression EA, Expression EB>
+std::tuple<Tensor<typename EA::value_type>, Tensor<int32_t>> solve_ex(const EA& ea, const EB& eb,
+                                                                      bool check_errors = false) {
+  using T = typename EA::value_type;
+  static_assert(std::is_same_v<T, typename EB::value_type>, "linalg.solve_ex: A and B must have the same dtype");
+  return detail_la::solve_with_info(Tensor<T>(ea), Tensor<T>(eb), "linalg.solve_ex", check_errors);
 }
 
 // X with A X = B (left) or X A = B (right) for a triangular A, read from its
@@ -237,21 +271,36 @@ Tensor<typename EA::value_type> solve_triangular(const EA& ea, const EB& eb, boo
 
 // The inverse of each matrix of A (*, n, n); a singular one throws
 // LinAlgError with the first zero pivot, as PyTorch does.
+namespace detail_la {
+// inv and inv_ex (fn, for the messages).
+template <class T>
+std::tuple<Tensor<T>, Tensor<int32_t>> inverse_with_info(const Tensor<T>& a, const char* fn, bool check_errors) {
+  detail::check_square_matrices(a, fn);
+  if constexpr (!detail::linalg_type_v<T>) {
+    detail::fail_linalg_dtype<T>(fn, nullptr);
+  } else {
+    std::vector<int64_t> info;
+    Tensor<T> x = detail::solve_matrices(a, eye<T>(a.size(-1)), [&](int64_t i, int64_t v, bool batched) {
+      if (check_errors)
+        detail::fail<LinAlgError>(fn, ": ", detail::batch_element(batched, i), "The diagonal element ", v,
+                                  " is zero, the inversion could not be completed because the input matrix is singular.");
+    }, &info);
+    detail::record_op<autograd::tag::LinalgInv>(x, a);
+    return {x, detail::info_tensor(info, detail::batch_of(a))};
+  }
+}
+}  // namespace detail_la
+
 template <Expression EA>
 Tensor<typename EA::value_type> inv(const EA& ea) {
-  using T = typename EA::value_type;
-  const Tensor<T> a(ea);
-  detail::check_square_matrices(a, "linalg.inv");
-  if constexpr (!detail::linalg_type_v<T>) {
-    detail::fail_linalg_dtype<T>("linalg.inv", nullptr);
-  } else {
-    Tensor<T> x = detail::solve_matrices(a, eye<T>(a.size(-1)), [](int64_t i, int64_t info, bool batched) {
-      detail::fail<LinAlgError>("linalg.inv: ", detail::batch_element(batched, i), "The diagonal element ", info,
-                                " is zero, the inversion could not be completed because the input matrix is singular.");
-    });
-    detail::record_op<autograd::tag::LinalgInv>(x, a);
-    return x;
-  }
+  return std::get<0>(detail_la::inverse_with_info(Tensor<typename EA::value_type>(ea), "linalg.inv", true));
+}
+// inv's inverses and, per matrix, info (int32 over the batch dims: 0, or
+// the 1-based position of the zero pivot of a singular matrix, whose
+// inverse is then unspecified); it throws only with check_errors.
+template <Expression EA>
+std::tuple<Tensor<typename EA::value_type>, Tensor<int32_t>> inv_ex(const EA& ea, bool check_errors = false) {
+  return detail_la::inverse_with_info(Tensor<typename EA::value_type>(ea), "linalg.inv_ex", check_errors);
 }
 
 namespace detail_la {
@@ -325,13 +374,14 @@ std::tuple<Tensor<typename EA::value_type>, Tensor<typename EA::value_type>> slo
 // (upper, from A's upper triangle), for each matrix of A (*, n, n); a matrix
 // that is not positive-definite throws LinAlgError naming its first
 // leading minor that is not, as PyTorch does.
-template <Expression EA>
-Tensor<typename EA::value_type> cholesky(const EA& ea, bool upper = false) {
-  using T = typename EA::value_type;
-  const Tensor<T> a(ea);
-  detail::check_square_matrices(a, "linalg.cholesky");
+namespace detail_la {
+// cholesky and cholesky_ex (fn, for the messages).
+template <class T>
+std::tuple<Tensor<T>, Tensor<int32_t>> cholesky_with_info(const Tensor<T>& a, bool upper, const char* fn,
+                                                          bool check_errors) {
+  detail::check_square_matrices(a, fn);
   if constexpr (!detail::linalg_type_v<T>) {
-    detail::fail_linalg_dtype<T>("linalg.cholesky", "cholesky_cpu");
+    detail::fail_linalg_dtype<T>(fn, "cholesky_cpu");
   } else {
     // The kernel factors an upper triangle: A's own, or A^T's for L (A's
     // lower triangle read as the upper one of its transpose), then L = U^T.
@@ -341,15 +391,29 @@ Tensor<typename EA::value_type> cholesky(const EA& ea, bool upper = false) {
     detail::for_each_matrix(count, [&](int64_t i, bool parallel) {
       info[static_cast<std::size_t>(i)] = detail::cholesky_upper(f.data_ptr() + i * n * n, n, parallel);
     });
-    if (const int64_t bad = detail::first_failure(info); bad >= 0)
-      detail::fail<LinAlgError>("linalg.cholesky: ", detail::batch_element(a.dim() > 2, bad),
+    if (const int64_t bad = detail::first_failure(info); check_errors && bad >= 0)
+      detail::fail<LinAlgError>(fn, ": ", detail::batch_element(a.dim() > 2, bad),
                                 "The factorization could not be completed because the input is not positive-definite "
                                 "(the leading minor of order ",
                                 info[static_cast<std::size_t>(bad)], " is not positive-definite).");
     if (!upper) f = detail::unrecorded([&] { return f.transpose(-1, -2).contiguous(); });
     detail::record_op<autograd::tag::LinalgCholesky>(f, a, upper);
-    return f;
+    return {f, detail::info_tensor(info, detail::batch_of(a))};
   }
+}
+}  // namespace detail_la
+
+template <Expression EA>
+Tensor<typename EA::value_type> cholesky(const EA& ea, bool upper = false) {
+  return std::get<0>(detail_la::cholesky_with_info(Tensor<typename EA::value_type>(ea), upper, "linalg.cholesky", true));
+}
+// cholesky's factors and, per matrix, info (int32 over the batch dims: 0,
+// or the order of the first leading minor that is not positive-definite,
+// whose factor is then unspecified); it throws only with check_errors.
+template <Expression EA>
+std::tuple<Tensor<typename EA::value_type>, Tensor<int32_t>> cholesky_ex(const EA& ea, bool upper = false,
+                                                                         bool check_errors = false) {
+  return detail_la::cholesky_with_info(Tensor<typename EA::value_type>(ea), upper, "linalg.cholesky_ex", check_errors);
 }
 
 // A^n for each matrix of A (*, n, n): the identity for n = 0, inv(A)^-n for
