@@ -189,7 +189,10 @@ template <class T, Expression M>
 Tensor<T> masked_scatter(const Tensor<T>& self, const M& mask, const std::type_identity_t<Tensor<T>>& source) {
   static_assert(std::is_same_v<typename M::value_type, bool>, "masked_scatter: expected BoolTensor for mask");
   const Shape shape = detail::broadcast_shapes(self.sizes(), mask.sizes());
-  Tensor<int64_t> positions = detail::true_positions(Tensor<bool>(Tensor<bool>(mask).expand(shape)));
+  const Tensor<bool> m = Tensor<bool>(Tensor<bool>(mask).expand(shape));
+  if (m.device() != self.device()) [[unlikely]]  // as masked_select: the mask goes where self is
+    detail::fail_mixed_devices(self.device(), m.device());
+  Tensor<int64_t> positions = detail::true_positions(m);
   detail::check(source.numel() >= positions.numel(), "Number of elements of source < number of ones in mask");
   positions = detail::placed_on(positions, self.device());
   const Tensor<T> flat = self.expand(shape).reshape({-1});
