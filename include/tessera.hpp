@@ -45,6 +45,7 @@
 #include "index_writes.hpp"
 #include "advanced_indexing.hpp"
 #include "distances.hpp"
+#include "sampling.hpp"
 #include "cross_product.hpp"
 #include "windows.hpp"
 #include "sort.hpp"

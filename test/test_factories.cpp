@@ -121,3 +121,83 @@ TEST_CASE("logspace and the window functions match PyTorch") {
   CHECK(test::error_of([] { kaiser_window(-2); }) ==
         "kaiser_window requires non-negative window_length, got window_length=-2");
 }
+
+namespace {
+// The mean of a tensor's elements, in double.
+template <class T>
+double mean_of(const Tensor<T>& t) {
+  return mean(cast<double>(t)).item();
+}
+}  // namespace
+
+TEST_CASE("bernoulli, multinomial, poisson and normal draw with the parameters they are given") {
+  // Each check allows about 5 standard errors of the sample mean: a wrong
+  // distribution fails, a right one passes for any seed (and this seed is fixed).
+  manual_seed(5);
+  const int64_t n = 200000;
+  const auto p = full<float>({n}, 0.3f);
+  const auto coins = bernoulli(p);
+  CHECK(equal(coins * (1.f - coins), zeros<float>({n})));  // only 0 and 1
+  CHECK(std::abs(mean_of(coins) - 0.3) < 5 * std::sqrt(0.3 * 0.7 / n));
+  CHECK(equal(bernoulli(tensor<double>({0, 1, 0, 1})), tensor<double>({0, 1, 0, 1})));
+  auto x = zeros<double>({n});
+  bernoulli_(x, 0.75);
+  CHECK(std::abs(mean_of(x) - 0.75) < 5 * std::sqrt(0.75 * 0.25 / n));
+  CHECK(test::error_of([] { (void)bernoulli(tensor<float>({1.5f})); }) ==
+        "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+  CHECK(test::error_of([] { (void)bernoulli(ones<float>({3}), 1.5); }) == "bernoulli_ expects p to be in [0, 1], but got p=1.5");
+
+  // With replacement: frequencies proportional to the weights; a weight of 0 is never drawn.
+  const auto weights = tensor<float>({1.f, 0.f, 3.f});
+  const auto draws = multinomial(weights, n, true);
+  CHECK(draws.sizes() == Shape{n});
+  CHECK(equal(sum(Tensor<int64_t>(draws == int64_t{1})), full<int64_t>({}, 0)));
+  CHECK(std::abs(mean_of(Tensor<bool>(draws == int64_t{2})) - 0.75) < 5 * std::sqrt(0.75 * 0.25 / n));
+  // Without replacement: distinct categories per row, the weight-0 one last.
+  const auto rows = multinomial(tensor<double>({1, 0, 1, 0, 2, 5}).reshape({2, 3}), 3);
+  CHECK(rows.sizes() == Shape{2, 3});
+  CHECK(rows(0, 2) == 1);
+  CHECK(equal(std::get<0>(sort(rows, 1)), tensor<int64_t>({0, 1, 2, 0, 1, 2}).reshape({2, 3})));
+  // The first of two draws without replacement from weights 1 : 3 is the second category 3/4 of the time.
+  int64_t second_first = 0;
+  const int64_t trials = 20000;
+  for (int64_t t = 0; t < trials; ++t) second_first += multinomial(tensor<float>({1.f, 3.f}), 2)(0) == 1;
+  CHECK(std::abs(static_cast<double>(second_first) / trials - 0.75) < 5 * std::sqrt(0.75 * 0.25 / trials));
+  CHECK(test::error_of([] { (void)multinomial(ones<float>({3}), 4); }) ==
+        "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  CHECK(test::error_of([] { (void)multinomial(zeros<float>({2}), 1); }) ==
+        "invalid multinomial distribution (sum of probabilities <= 0)");
+  CHECK(test::error_of([] { (void)multinomial(tensor<float>({1.f, -1.f}), 1); }) ==
+        "probability tensor contains either `inf`, `nan` or element < 0");
+  CHECK(test::error_of([] { (void)multinomial(ones<float>({2, 2, 2}), 1); }) == "prob_dist must be 1 or 2 dim");
+  CHECK(test::error_of([] { (void)multinomial(ones<float>({3}), 0); }) == "cannot sample n_sample <= 0 samples");
+
+  // Poisson: mean and variance both the rate, below 10 (products of uniforms) and above (rejection).
+  for (const double rate : {3.0, 40.0}) {
+    CAPTURE(rate);
+    const auto counts = poisson(full<double>({n}, rate));
+    CHECK(equal(counts, floor(counts)));
+    CHECK(std::abs(mean_of(counts) - rate) < 5 * std::sqrt(rate / n));
+    CHECK(std::abs(var(counts).item() - rate) < 5 * rate * std::sqrt(2.0 / n) + 0.01 * rate);
+  }
+  CHECK(equal(poisson(zeros<float>({4})), zeros<float>({4})));
+  CHECK(test::error_of([] { (void)poisson(tensor<float>({-1.f})); }) ==
+        "invalid Poisson rate, expected rate to be non-negative");
+
+  // normal with tensor parameters: each element its own mean and deviation.
+  const auto both = normal(tensor<double>({-5, 10}).reshape({2, 1}), full<double>({n}, 2.0));
+  CHECK(both.sizes() == Shape{2, n});
+  CHECK(std::abs(mean_of(Tensor<double>(both.select(0, 0))) + 5) < 5 * 2 / std::sqrt(n));
+  CHECK(std::abs(std::sqrt(var(both.select(0, 1)).item()) - 2) < 0.05);
+  CHECK(equal(normal(tensor<float>({1.f, 2.f}), 0.0), tensor<float>({1.f, 2.f})));
+  CHECK(test::error_of([] { (void)normal(zeros<float>({2}), tensor<float>({1.f, -1.f})); }) ==
+        "normal expects all elements of std >= 0.0");
+
+  // randint_like: the expression's shape and type; the same seed, the same numbers.
+  manual_seed(9);
+  const auto r1 = randint_like(zeros<float>({3, 4}), 2, 6);
+  manual_seed(9);
+  const auto r2 = randint_like(zeros<float>({3, 4}), 2, 6);
+  CHECK(equal(r1, r2));
+  CHECK(equal(Tensor<bool>((r1 >= 2.f) && (r1 < 6.f)), ones<bool>({3, 4})));
+}
