@@ -838,3 +838,64 @@ TEST_CASE("max_pool2d: ties go to the first element of the window, NaN wins, as 
   CHECK(x.grad().view({16}).to_vector() ==
         std::vector<float>{0, 1, 0, 0, /**/ 0, 0, 0, 1, /**/ 1, 0, 1, 0, /**/ 0, 0, 0, 0});
 }
+
+TEST_CASE("margin and likelihood losses: PyTorch's values and gradients, as functions and modules") {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<double>>;
+  const auto sign = test::golden<double>("ml_sign"), multi_hot = test::golden<double>("ml_multi_hot");
+  const auto classes = test::golden<int64_t>("ml_classes");
+  const auto weight = test::golden<double>("ml_weight");
+  const std::vector<std::pair<std::string, nn::Reduction>> reductions = {
+      {"none", nn::Reduction::None}, {"mean", nn::Reduction::Mean}, {"sum", nn::Reduction::Sum}};
+  for (const auto& [tag, r] : reductions) {
+    const auto red = r;
+    check_forward_backward<double>("ml_soft_margin_" + tag, 1, [&](const V& v) {
+      return F::soft_margin_loss(v[0], sign, nn::SoftMarginLossOptions().reduction(red));
+    }, 1e-12);
+    check_forward_backward<double>("ml_multilabel_" + tag, 1, [&](const V& v) {
+      return F::multilabel_soft_margin_loss(v[0], multi_hot, nn::MultiLabelSoftMarginLossOptions().reduction(red));
+    }, 1e-12);
+    check_forward_backward<double>("ml_hinge_" + tag, 1, [&](const V& v) {
+      return F::hinge_embedding_loss(v[0], sign, nn::HingeEmbeddingLossOptions().margin(0.7).reduction(red));
+    }, 1e-12);
+    check_forward_backward<double>("ml_multi_margin_" + tag, 1, [&](const V& v) {
+      return F::multi_margin_loss(v[0], classes, nn::MultiMarginLossOptions().reduction(red));
+    }, 1e-12);
+  }
+  check_forward_backward<double>("ml_multilabel_weight", 1, [&](const V& v) {
+    return nn::MultiLabelSoftMarginLoss(nn::MultiLabelSoftMarginLossOptions().weight(weight))->forward(v[0], multi_hot);
+  }, 1e-12);
+  check_forward_backward<double>("ml_multi_margin_p2", 1, [&](const V& v) {
+    return nn::MultiMarginLoss(nn::MultiMarginLossOptions().p(2).margin(0.5).weight(weight))->forward(v[0], classes);
+  }, 1e-12);
+  check_forward_backward<double>("ml_multi_margin_1d", 1, [&](const V& v) {
+    return F::multi_margin_loss(v[0], classes.narrow(0, 0, 1).reshape({}),
+                                nn::MultiMarginLossOptions().reduction(nn::Reduction::None));
+  }, 1e-12);
+  const auto counts = test::golden<double>("ml_counts"), target = test::golden<double>("ml_target");
+  check_forward_backward<double>("ml_poisson_log", 1, [&](const V& v) {
+    return nn::PoissonNLLLoss()->forward(v[0], counts);
+  }, 1e-12);
+  check_forward_backward<double>("ml_poisson_full", 1, [&](const V& v) {
+    return F::poisson_nll_loss(v[0], counts,
+                               nn::PoissonNLLLossOptions().log_input(false).full(true).reduction(nn::Reduction::None));
+  }, 1e-12);
+  check_forward_backward<double>("ml_gaussian", 2, [&](const V& v) {
+    return nn::GaussianNLLLoss()->forward(v[0], target, v[1]);
+  }, 1e-12);
+  check_forward_backward<double>("ml_gaussian_full_row", 2, [&](const V& v) {
+    return F::gaussian_nll_loss(v[0], target, v[1], nn::GaussianNLLLossOptions().full(true).reduction(nn::Reduction::Sum));
+  }, 1e-12);
+  check_forward_backward<double>("ml_gaussian_last1", 2, [&](const V& v) {
+    return F::gaussian_nll_loss(v[0], target, v[1], nn::GaussianNLLLossOptions().reduction(nn::Reduction::None));
+  }, 1e-12);
+  const auto x = test::golden<double>("ml_x");
+  CHECK(error_of([&] { (void)F::gaussian_nll_loss(x, target, ones<double>({4, 2})); }) == "var is of incorrect size");
+  CHECK(error_of([&] { (void)F::gaussian_nll_loss(x, target, full<double>({4}, -1.)); }) ==
+        "var has negative entry/entries");
+  CHECK(error_of([&] { (void)F::multi_margin_loss(x, classes, nn::MultiMarginLossOptions().p(3)); }) ==
+        "only p == 1 and p == 2 supported");
+  CHECK(error_of([&] { (void)F::multi_margin_loss(x, tensor<int64_t>({0, 1, 5, 0})); }) == "target out of range");
+  // Far past exp's range the soft margin loss stays finite: -y x itself.
+  CHECK(F::soft_margin_loss(tensor<float>({-200.f}), tensor<float>({1.f})).item() == 200.f);
+}

@@ -1951,6 +1951,53 @@ def linalg_matrix_exp():
     _save_forward_backward("me_vecdot_dim0", [x, x * 2], lambda a, b: torch.linalg.vecdot(a, b, dim=0), g)
 
 
+def nn_margin_likelihood_losses():
+    """soft_margin, multilabel_soft_margin, hinge_embedding, multi_margin,
+    poisson_nll and gaussian_nll losses: outputs and input gradients, with
+    their options and reductions (ml_*)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(89)
+    x = torch.randn(4, 5, generator=g, dtype=torch.float64)
+    sign = torch.randint(0, 2, (4, 5), generator=g).double() * 2 - 1
+    multi_hot = torch.randint(0, 2, (4, 5), generator=g).double()
+    classes = torch.tensor([2, 0, 4, 4])
+    weight = torch.rand(5, generator=g, dtype=torch.float64) + 0.5
+    save("ml_x", x)
+    save("ml_sign", sign)
+    save("ml_multi_hot", multi_hot)
+    save("ml_classes", classes)
+    save("ml_weight", weight)
+    for red in ["none", "mean", "sum"]:
+        _save_forward_backward(f"ml_soft_margin_{red}", [x], lambda a: F.soft_margin_loss(a, sign, reduction=red), g)
+        _save_forward_backward(f"ml_multilabel_{red}", [x],
+                               lambda a: F.multilabel_soft_margin_loss(a, multi_hot, reduction=red), g)
+        _save_forward_backward(f"ml_hinge_{red}", [x],
+                               lambda a: F.hinge_embedding_loss(a, sign, margin=0.7, reduction=red), g)
+        _save_forward_backward(f"ml_multi_margin_{red}", [x],
+                               lambda a: F.multi_margin_loss(a, classes, reduction=red), g)
+    _save_forward_backward("ml_multilabel_weight", [x],
+                           lambda a: F.multilabel_soft_margin_loss(a, multi_hot, weight=weight), g)
+    _save_forward_backward("ml_multi_margin_p2", [x],
+                           lambda a: F.multi_margin_loss(a, classes, p=2, margin=0.5, weight=weight), g)
+    _save_forward_backward("ml_multi_margin_1d", [x[0]],
+                           lambda a: F.multi_margin_loss(a, classes[:1].reshape(()), reduction="none"), g)
+    rates = torch.rand(4, 5, generator=g, dtype=torch.float64) * 3
+    counts = torch.poisson(rates * 2, generator=g)
+    save("ml_counts", counts)
+    _save_forward_backward("ml_poisson_log", [x], lambda a: F.poisson_nll_loss(a, counts), g)
+    _save_forward_backward("ml_poisson_full", [rates], lambda a: F.poisson_nll_loss(a, counts, log_input=False, full=True,
+                                                                                 reduction="none"), g)
+    target = torch.randn(4, 5, generator=g, dtype=torch.float64)
+    var = torch.rand(4, 5, generator=g, dtype=torch.float64)
+    var[0, 0] = 1e-9  # below eps: clamped, the gradient passing through
+    save("ml_target", target)
+    _save_forward_backward("ml_gaussian", [x, var], lambda a, v: F.gaussian_nll_loss(a, target, v), g)
+    _save_forward_backward("ml_gaussian_full_row", [x, var[:, 0]],
+                           lambda a, v: F.gaussian_nll_loss(a, target, v, full=True, reduction="sum"), g)
+    _save_forward_backward("ml_gaussian_last1", [x, var[:, :1]],
+                           lambda a, v: F.gaussian_nll_loss(a, target, v, reduction="none"), g)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -2858,6 +2905,7 @@ if __name__ == "__main__":
     advanced_indexing()
     distances()
     linalg_matrix_exp()
+    nn_margin_likelihood_losses()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -13,6 +13,8 @@
 #include "activation.hpp"
 #include "container.hpp"
 #include "loss.hpp"
+#include "margin_losses.hpp"
+#include "likelihood_losses.hpp"
 #include "conv.hpp"
 #include "norm.hpp"
 #include "dropout.hpp"
