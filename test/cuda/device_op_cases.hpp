@@ -67,8 +67,9 @@ TEST_CASE("device tensors: indexing (index_select, gather, scatter, masks, flip,
   CHECK(same_values(masked_select(dx, mask.to(dev)), masked_select(x, mask)));
   CHECK(same_values(masked_select(dx, dx.select(0, 1) < 0.f), masked_select(x, x.select(0, 1) < 0.f)));  // broadcast
   CHECK(same_values(masked_fill(dx, mask.to(dev), -1.f), masked_fill(x, mask, -1.f)));
-  CHECK(same_values(masked_scatter(dx, mask.to(dev), src.to(dev)), masked_scatter(x, mask, src)));
-  CHECK_THROWS_WITH_AS(masked_scatter(dx, mask, src.to(dev)), doctest::Contains("Expected all tensors to be on the same device"), Error);
+  const Tensor<float> source = x * 2.f;  // as many elements as the mask
+  CHECK(same_values(masked_scatter(dx, mask.to(dev), source.to(dev)), masked_scatter(x, mask, source)));
+  CHECK_THROWS_WITH_AS(masked_scatter(dx, mask, source.to(dev)), doctest::Contains("Expected all tensors to be on the same device"), Error);
   CHECK(same_values(nonzero(dx > 2.f), nonzero(x > 2.f)));
   CHECK(same_values(where(dx > 2.f)[2], where(x > 2.f)[2]));
   CHECK(same_values(one_hot(rows.to(dev), 5), one_hot(rows, 5)));
