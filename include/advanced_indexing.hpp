@@ -33,6 +33,8 @@ struct AdvancedIndex {
 template <class T>
 AdvancedIndex advanced_index(const Tensor<T>& x, const Indices& indices) {
   const int64_t n = static_cast<int64_t>(indices.size());
+  check<IndexError>(x.dim() > 0 || n == 0, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                           "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
   check<IndexError>(n <= x.dim(), "too many indices for tensor of dimension ", x.dim(), " (got ", n, ")");
   AdvancedIndex a;
   std::vector<Tensor<int64_t>> used;
@@ -111,9 +113,6 @@ Tensor<T> indexed_dims_first(const Tensor<T>& x, const AdvancedIndex& a) {
 // whole dims (std::nullopt, and those past the list) kept. A new tensor.
 template <class T>
 Tensor<T> index(const Tensor<T>& x, const Indices& indices) {
-  detail::check<IndexError>(x.dim() > 0 || indices.empty(),
-                            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
-                            "C++ to convert a 0-dim tensor to a number");
   const detail::AdvancedIndex a = detail::advanced_index(x, indices);
   if (a.indexed.empty()) return x;
   const Tensor<T> taken = index(detail::indexed_dims_first(x, a), 0,
@@ -135,8 +134,6 @@ struct IndexPut {
 
 template <class T>
 IndexPut<T> index_put_operands(const Tensor<T>& x, const Indices& indices, const Tensor<T>& values) {
-  check<IndexError>(x.dim() > 0 || indices.empty(), "invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
-                                                    "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
   IndexPut<T> p{advanced_index(x, indices), {}, {}};
   const AdvancedIndex& a = p.a;
   check(!a.indexed.empty(), "index_put: at least one index must be a tensor");

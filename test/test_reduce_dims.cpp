@@ -385,6 +385,8 @@ TEST_CASE("cdist and pdist: p-norms between rows, with PyTorch's values and grad
   const auto counts = cdist(a, test::golden<double>("cd_p0_in1"), 0);
   check_close(counts, test::golden("cd_p0_out"), 0, 0, "cdist p = 0");
   CHECK(equal(test::golden("cd_p0_grad0"), zeros<double>({2, 3, 4})));
+  sum(counts).backward();
+  CHECK_FALSE(a.grad().defined());  // tessera's: no gradient at all
   // More than 25 rows: PyTorch goes through a matrix product, within rounding of the direct sums.
   test::check_forward_backward<double>("cd_big", 2, [](const V& v) { return cdist(v[0], v[1]); }, 1e-9);
   // Equal rows: distance 0 and a zero gradient, not NaN.
