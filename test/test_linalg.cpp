@@ -6,7 +6,8 @@
 // second order and errors; linalg::qr, eigh, svd and the norms, cond, rank
 // and pseudoinverse (make_golden.py: linalg_qr, linalg_eigh, linalg_svd,
 // linalg_norms; vectors compared up to their signs); cross and inner
-// (index_writes_names); and einsum (make_golden.py: einsum_cases).
+// (index_writes_names); einsum (make_golden.py: einsum_cases); and the LU
+// family (make_golden.py: linalg_lu).
 #include "common.hpp"
 
 #include <fstream>
@@ -909,4 +910,166 @@ TEST_CASE("inv_ex, cholesky_ex and solve_ex report failures per matrix instead o
   auto b = spd.clone().requires_grad_();
   sum(linalg::inv(b)).backward();
   CHECK(equal(a.grad(), b.grad()));
+}
+
+namespace {
+
+// P, L and U of each matrix side by side in one row, as make_golden.py's
+// linalg_lu concatenates them.
+template <class T>
+Tensor<T> flat_plu(const std::tuple<Tensor<T>, Tensor<T>, Tensor<T>>& plu, int64_t batch_dims) {
+  const auto rows = [&](const Tensor<T>& t) {
+    Shape s(t.sizes().begin(), t.sizes().begin() + batch_dims);
+    s.push_back(-1);
+    return t.reshape(s);
+  };
+  return cat({rows(std::get<0>(plu)), rows(std::get<1>(plu)), rows(std::get<2>(plu))}, -1);
+}
+
+template <class T>
+void check_lu_goldens(const std::string& tag, double rtol, double of_largest) {
+  using V = std::vector<Tensor<T>>;
+  for (const std::string shape : {"4x4", "5x3", "3x5", "2x3x3"}) {
+    const std::string name = "lu_" + tag + "_" + shape;
+    CAPTURE(name);
+    const int64_t batch_dims = shape == "2x3x3" ? 1 : 0;
+    const auto pivots = test::golden<int32_t>(name + "_pivots");
+    CHECK(equal(std::get<1>(linalg::lu_factor(test::golden<T>(name + "_factor_in0"))), pivots));
+    test::check_forward_backward<T>(name + "_factor", 1, [](const V& v) { return std::get<0>(linalg::lu_factor(v[0])); },
+                                    rtol, of_largest);
+    test::check_forward_backward<T>(name + "_lu", 1, [&](const V& v) { return flat_plu(linalg::lu(v[0]), batch_dims); },
+                                    rtol, of_largest);
+    test::check_forward_backward<T>(name + "_lu_l", 1, [](const V& v) { return std::get<1>(linalg::lu(v[0])); }, rtol,
+                                    of_largest);
+    test::check_forward_backward<T>(name + "_lu_u", 1, [](const V& v) { return std::get<2>(linalg::lu(v[0])); }, rtol,
+                                    of_largest);
+    test::check_forward_backward<T>(name + "_unpack", 1,
+                                    [&](const V& v) { return flat_plu(lu_unpack(v[0], pivots), batch_dims); }, rtol,
+                                    of_largest);
+  }
+  const auto pivots = test::golden<int32_t>("lu_" + tag + "_solve_pivots");
+  for (const bool left : {true, false})
+    for (const bool adjoint : {false, true})
+      test::check_forward_backward<T>(
+          "lu_" + tag + "_solve_" + std::to_string(int(left)) + std::to_string(int(adjoint)), 2,
+          [&](const V& v) { return linalg::lu_solve(v[0], pivots, v[1], left, adjoint); }, rtol, of_largest);
+  test::check_forward_backward<T>("lu_" + tag + "_old_solve", 2, [&](const V& v) { return lu_solve(v[0], v[1], pivots); },
+                                  rtol, of_largest);
+}
+
+}  // namespace
+
+TEST_CASE("linalg.lu_factor, lu, lu_solve and lu_unpack, with PyTorch's factors, pivots and gradients") {
+  check_lu_goldens<double>("f64", 1e-10, 0);
+  check_lu_goldens<float>("f32", 1e-4, 1e-5);
+
+  // A singular matrix: lu_factor_ex reports U's first zero (1-based) and
+  // factors as LAPACK does; lu factors it; lu_factor throws.
+  const auto singular = test::golden<double>("lu_singular_in");
+  const auto [packed, pivots, info] = linalg::lu_factor_ex(singular);
+  check_close(packed, test::golden<double>("lu_singular_packed"), 1e-15, 1e-15, "singular factors");
+  CHECK(equal(pivots, test::golden<int32_t>("lu_singular_pivots")));
+  CHECK(info.item() == test::golden<int32_t>("lu_singular_info").item());
+  const auto [p, l, u] = linalg::lu(singular);
+  check_close(matmul(p, matmul(l, u)), singular, 0, 1e-15, "P L U of a singular matrix");
+  CHECK(error_of([&] { (void)linalg::lu_factor(singular); }) ==
+        "torch.linalg.lu_factor: U[3,3] is zero and using it on lu_solve would result in a division by zero. If you "
+        "still want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)");
+
+  // Blocked factorizations (panels of 32 columns) of tall and wide matrices:
+  // P L U = A, |L| <= 1 (partial pivoting), P a permutation; and lu_solve
+  // agrees with linalg.solve.
+  manual_seed(11);
+  for (const Shape& shape : {Shape{70, 45}, Shape{45, 100}, Shape{2, 80, 80}}) {
+    CAPTURE(shape);
+    const Tensor<double> a = randn<double>(shape);
+    const auto [pm, lm, um] = linalg::lu(a);
+    check_close(matmul(pm, matmul(lm, um)), a, 0, 1e-12, "P L U");
+    CHECK(max(abs(lm)).item() <= 1.0);
+    CHECK(equal(sum(pm, Shape{-1}), ones<double>(Shape(pm.sizes().begin(), pm.sizes().end() - 1))));
+    CHECK(equal(sum(pm, Shape{-2}), ones<double>(Shape(pm.sizes().begin(), pm.sizes().end() - 1))));
+  }
+  const Tensor<double> a = Tensor<double>(randn<double>({100, 100}) + 10.0 * eye<double>(100)), b = randn<double>({100, 7});
+  const auto [lu100, piv100] = linalg::lu_factor(a);
+  check_close(linalg::lu_solve(lu100, piv100, b), linalg::solve(a, b), 1e-12, 1e-12, "lu_solve against solve");
+  check_close(linalg::lu_solve(lu100, piv100, b, true, true), linalg::solve(a.t(), b), 1e-12, 1e-12, "adjoint");
+
+  // Empty matrices; lu_unpack without data or pivots.
+  const auto [p30, l30, u30] = linalg::lu(zeros<double>({3, 0}));
+  CHECK(equal(p30, eye<double>(3)));
+  CHECK((l30.sizes() == Shape{3, 0} && u30.sizes() == Shape{0, 0}));
+  CHECK(std::get<0>(linalg::lu_factor(zeros<float>({0, 3}))).sizes() == Shape{0, 3});
+  const auto [p_only, l_none, u_none] = lu_unpack(lu100, piv100, false);
+  CHECK((p_only.sizes() == Shape{100, 100} && l_none.sizes() == Shape{0} && u_none.sizes() == Shape{0}));
+  CHECK(std::get<0>(lu_unpack(lu100, piv100, true, false)).sizes() == Shape{0});
+
+  // The second derivatives agree with central differences.
+  using V = std::vector<Tensor<double>>;
+  for (const Shape& shape : {Shape{3, 3}, Shape{4, 2}, Shape{2, 4}}) {
+    CAPTURE(shape);
+    const auto f = [](const V& v) { return flat_plu(linalg::lu(v[0]), 0); };
+    const Tensor<double> m = randn<double>(shape);
+    CHECK(autograd::gradcheck(f, {m}));
+    CHECK(autograd::gradgradcheck(f, {m}));
+  }
+  const Tensor<double> m = Tensor<double>(randn<double>({3, 3}) + 3.0 * eye<double>(3)), rhs = randn<double>({3, 2});
+  const auto [lu3, piv3] = linalg::lu_factor(m);
+  for (const bool left : {true, false})
+    for (const bool adjoint : {false, true}) {
+      const auto f = [&](const V& v) { return linalg::lu_solve(v[0], piv3, v[1], left, adjoint); };
+      const Tensor<double> side = left ? rhs : Tensor<double>(rhs.t());
+      CHECK(autograd::gradgradcheck(f, {lu3, side}));
+    }
+}
+
+TEST_CASE("The LU functions' errors are PyTorch's") {
+  const auto sq = test::golden<double>("lu_f64_4x4_factor_in0").narrow(0, 0, 3).narrow(1, 0, 3).contiguous();
+  const auto [lu, piv] = linalg::lu_factor(sq);
+  const std::string zero_pivot =
+      "U[1,1] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the "
+      "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
+  CHECK(error_of([] { (void)linalg::lu_factor(zeros<float>({3, 3})); }) == "torch.linalg.lu_factor: " + zero_pivot);
+  CHECK(error_of([] { (void)linalg::lu_factor(zeros<float>({2, 3, 3})); }) ==
+        "torch.linalg.lu_factor: (Batch element 0): " + zero_pivot);
+  CHECK(error_of([] { (void)linalg::lu_factor_ex(zeros<float>({3, 3}), true, true); }) ==
+        "torch.linalg.lu_factor_ex: " + zero_pivot);
+  CHECK(std::get<2>(linalg::lu_factor_ex(zeros<float>({2, 3, 3}))).to_vector() == std::vector<int32_t>{1, 1});
+  CHECK(error_of([] { (void)linalg::lu_factor(ones<float>({3})); }) ==
+        "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: [3] instead");
+  CHECK(error_of([] { (void)linalg::lu(ones<float>({3})); }) ==
+        "linalg.lu: Expected tensor with 2 or more dimensions. Got size: [3] instead");
+  CHECK(error_of([&] { (void)linalg::lu_factor(sq, false); }) ==
+        "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+  CHECK(error_of([&] { (void)linalg::lu(sq, false); }) == "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+  CHECK(error_of([] { (void)linalg::lu_factor(ones<int64_t>({3, 3})); }) ==
+        "linalg.lu_factor: 'Long' tensors have no CPU kernel (as in PyTorch 1.13, whose lu_cpu refuses them); compute "
+        "in float or double with tsr::cast");
+  CHECK(error_of([&] { (void)linalg::lu_solve(lu, piv, ones<double>({3})); }) ==
+        "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
+  CHECK(error_of([&] { (void)linalg::lu_solve(lu, piv, ones<double>({4, 2})); }) ==
+        "linalg.lu_solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x2)");
+  CHECK(error_of([&] { (void)linalg::lu_solve(lu, piv, ones<double>({2, 4}), false); }) ==
+        "linalg.lu_solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 2x4)");
+  CHECK(error_of([&] { (void)linalg::lu_solve(lu, piv.narrow(0, 0, 2), ones<double>({3, 2})); }) ==
+        "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix");
+  CHECK(error_of([&] { (void)linalg::lu_solve(lu.expand({2, 3, 3}), piv, ones<double>({3, 2})); }) ==
+        "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with shape [3] instead");
+  CHECK(error_of([&] { (void)linalg::lu_solve(ones<double>({3, 4}), piv, ones<double>({3, 2})); }) ==
+        "torch.linalg.lu_solve: A must be batches of square matrices, but they are 3 by 4 matrices");
+  CHECK(error_of([&] { (void)linalg::lu_solve(lu, tensor<int32_t>({4, 1, 1}), ones<double>({3, 2})); }) ==
+        "Pivots given to lu_solve must all be smaller or equal to LU.size(-2). Did you properly pass the result of "
+        "lu_factor?");
+  CHECK(error_of([&] { (void)linalg::lu_solve(lu, tensor<int32_t>({0, 1, 1}), ones<double>({3, 2})); }) ==
+        "Pivots given to lu_solve must all be greater or equal to 1. Did you properly pass the result of lu_factor?");
+  CHECK(error_of([] { (void)linalg::lu_solve(ones<int64_t>({3, 3}), tensor<int32_t>({1, 2, 3}), ones<int64_t>({3, 1})); }) ==
+        "torch.linalg.lu_solve: Expected a floating point or complex tensor as input. Got Long");
+  CHECK(error_of([&] { (void)lu_unpack(lu, tensor<int32_t>({4, 1, 1})); }) ==
+        "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the result of "
+        "lu_factor?");
+  CHECK(error_of([&] { (void)lu_unpack(ones<double>({3}), piv); }) ==
+        "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: [3] instead");
+  // PyTorch 1.13 reads out of bounds here; tessera refuses.
+  CHECK(error_of([&] { (void)lu_unpack(lu, piv.narrow(0, 0, 2)); }) ==
+        "torch.lu_unpack: Expected pivots of shape [3] (LU.shape[:-2] and min(m, n)) for LU of shape [3, 3], but got "
+        "pivots with shape [2] instead");
 }

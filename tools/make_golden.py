@@ -1951,6 +1951,53 @@ def linalg_matrix_exp():
     _save_forward_backward("me_vecdot_dim0", [x, x * 2], lambda a, b: torch.linalg.vecdot(a, b, dim=0), g)
 
 
+def linalg_lu():
+    """torch.linalg.lu_factor, lu, lu_solve (each side, adjoint or not) and
+    torch.lu_unpack / torch.lu_solve: factors, pivots and gradients, for
+    square, tall, wide and batched matrices in float and double (lu_*)."""
+    g = torch.Generator().manual_seed(97)
+    for dtype, tag in [(torch.float64, "f64"), (torch.float32, "f32")]:
+        for shape in [(4, 4), (5, 3), (3, 5), (2, 3, 3)]:
+            name = f"lu_{tag}_" + "x".join(map(str, shape))
+            a = torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+            packed, pivots = torch.linalg.lu_factor(a)
+            save(f"{name}_pivots", pivots)
+            _save_forward_backward(f"{name}_factor", [a], lambda x: torch.linalg.lu_factor(x)[0], g)
+            batch = shape[:-2]
+
+            def flat_lu(x):
+                p, l, u = torch.linalg.lu(x)
+                return torch.cat([p.reshape(*batch, -1), l.reshape(*batch, -1), u.reshape(*batch, -1)], -1)
+
+            _save_forward_backward(f"{name}_lu", [a], flat_lu, g)
+            _save_forward_backward(f"{name}_lu_l", [a], lambda x: torch.linalg.lu(x)[1], g)
+            _save_forward_backward(f"{name}_lu_u", [a], lambda x: torch.linalg.lu(x)[2], g)
+
+            def flat_unpack(x):
+                p, l, u = torch.lu_unpack(x, pivots)
+                return torch.cat([p.reshape(*batch, -1), l.reshape(*batch, -1), u.reshape(*batch, -1)], -1)
+
+            _save_forward_backward(f"{name}_unpack", [packed], flat_unpack, g)
+        # lu_solve on a well-conditioned matrix's factors, B broadcast over a batch.
+        a = (torch.randn(2, 4, 4, generator=g, dtype=torch.float64) + 3 * torch.eye(4, dtype=torch.float64)).to(dtype)
+        packed, pivots = torch.linalg.lu_factor(a)
+        save(f"lu_{tag}_solve_pivots", pivots)
+        for left in (True, False):
+            for adjoint in (False, True):
+                b = torch.randn(3, 1, *((4, 2) if left else (2, 4)), generator=g, dtype=torch.float64).to(dtype)
+                _save_forward_backward(f"lu_{tag}_solve_{int(left)}{int(adjoint)}", [packed, b],
+                                       lambda x, y: torch.linalg.lu_solve(x, pivots, y, left=left, adjoint=adjoint), g)
+        b = torch.randn(2, 4, 3, generator=g, dtype=torch.float64).to(dtype)
+        _save_forward_backward(f"lu_{tag}_old_solve", [b, packed], lambda y, x: torch.lu_solve(y, x, pivots), g)
+    # A singular matrix: lu_factor_ex's info and factors (no error).
+    singular = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype=torch.float64)
+    packed, pivots, info = torch.linalg.lu_factor_ex(singular)
+    save("lu_singular_in", singular)
+    save("lu_singular_packed", packed)
+    save("lu_singular_pivots", pivots)
+    save("lu_singular_info", info)
+
+
 def nn_margin_likelihood_losses():
     """soft_margin, multilabel_soft_margin, hinge_embedding, multi_margin,
     poisson_nll and gaussian_nll losses: outputs and input gradients, with
@@ -2905,6 +2952,7 @@ if __name__ == "__main__":
     advanced_indexing()
     distances()
     linalg_matrix_exp()
+    linalg_lu()
     nn_margin_likelihood_losses()
     autograd_cases()
     autograd_ops()

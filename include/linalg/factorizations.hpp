@@ -1,5 +1,6 @@
 // The kernels under tsr::linalg: factorizations and triangular solves of one
-// square matrix, row-major and contiguous, in place, for float and double.
+// matrix (square, but for LU), row-major and contiguous, in place, for float
+// and double.
 // linalg/functions.hpp runs them over batches and checks their inputs.
 #pragma once
 #include <algorithm>
@@ -42,11 +43,12 @@ template <class T>
 // (a 256 x 256 LU took twice as long on two threads as on one).
 inline bool product_worth_threads(int64_t m, int64_t n, int64_t k) { return m * n * k >= (int64_t{1} << 22); }
 
-// LU with partial pivoting, P A = L U (LAPACK's getrf), of the n x n matrix
-// a: on return a holds U on and above the diagonal and L's multipliers below
-// it (L's unit diagonal is not stored); row j was swapped with row piv[j] at
-// step j. Returns 0, or 1 + the index of the first zero pivot: U is then
-// singular, and the factorization still completes, as LAPACK's does.
+// LU with partial pivoting, P A = L U (LAPACK's getrf), of the m x n matrix
+// a (row-major, rows n apart): on return a holds U on and above the
+// diagonal and L's multipliers below it (L's unit diagonal is not stored);
+// for each of the min(m, n) steps j, row j was swapped with row piv[j].
+// Returns 0, or 1 + the index of the first zero pivot: U is then singular,
+// and the factorization still completes, as LAPACK's does.
 //
 // Blocked, right-looking: a panel of kPanel columns is factored in a copy
 // that holds each of its columns contiguous (the pivot search and the
@@ -57,41 +59,42 @@ inline bool product_worth_threads(int64_t m, int64_t n, int64_t k) { return m * 
 // O(n^3) work is. `parallel` lets that product use the thread pool (false
 // when the caller runs matrices of a batch on the threads).
 template <class T>
-int64_t lu_factor(T* a, int64_t n, int64_t* piv, bool parallel) {
+int64_t lu_factor(T* a, int64_t m, int64_t n, int64_t* piv, bool parallel) {
   constexpr int64_t kPanel = 32;
+  const int64_t steps = std::min(m, n);
   int64_t info = 0;
-  std::vector<T> buffer(static_cast<std::size_t>(n * std::min(n, kPanel)));
-  for (int64_t j0 = 0; j0 < n; j0 += kPanel) {
-    const int64_t j1 = std::min(n, j0 + kPanel), width = j1 - j0, m = n - j0;
-    T* const panel = buffer.data();  // column c of the panel at panel + c * m
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < width; ++c) panel[c * m + r] = a[(j0 + r) * n + j0 + c];
+  std::vector<T> buffer(static_cast<std::size_t>(m * std::min(steps, kPanel)));
+  for (int64_t j0 = 0; j0 < steps; j0 += kPanel) {
+    const int64_t j1 = std::min(steps, j0 + kPanel), width = j1 - j0, rows = m - j0;
+    T* const panel = buffer.data();  // column c of the panel at panel + c * rows
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c) panel[c * rows + r] = a[(j0 + r) * n + j0 + c];
     for (int64_t c = 0; c < width; ++c) {
-      T* const col = panel + c * m;
+      T* const col = panel + c * rows;
       // The first row with the largest magnitude (LAPACK's idamax), so that
       // ties pivot as PyTorch's do.
       int64_t p = c;
       T largest = std::abs(col[c]);
-      for (int64_t r = c + 1; r < m; ++r)
+      for (int64_t r = c + 1; r < rows; ++r)
         if (std::abs(col[r]) > largest) largest = std::abs(col[r]), p = r;
       piv[j0 + c] = j0 + p;
       if (p != c)
-        for (int64_t x = 0; x < width; ++x) std::swap(panel[x * m + c], panel[x * m + p]);
+        for (int64_t x = 0; x < width; ++x) std::swap(panel[x * rows + c], panel[x * rows + p]);
       const T pivot = col[c];
       if (pivot == T(0)) {
         if (info == 0) info = j0 + c + 1;
         continue;
       }
-      divide_by(col + c + 1, pivot, m - c - 1);
+      divide_by(col + c + 1, pivot, rows - c - 1);
       for (int64_t x = c + 1; x < width; ++x) {
-        T* const other = panel + x * m;
-        subtract_scaled(other + c + 1, col + c + 1, other[c], m - c - 1);
+        T* const other = panel + x * rows;
+        subtract_scaled(other + c + 1, col + c + 1, other[c], rows - c - 1);
       }
     }
     // The panel back in place, and its row swaps applied, in order, to the
     // rest of those rows.
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < width; ++c) a[(j0 + r) * n + j0 + c] = panel[c * m + r];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c) a[(j0 + r) * n + j0 + c] = panel[c * rows + r];
     for (int64_t j = j0; j < j1; ++j) {
       if (piv[j] == j) continue;
       T* const x = a + j * n;
@@ -105,8 +108,9 @@ int64_t lu_factor(T* a, int64_t n, int64_t* piv, bool parallel) {
       T* row = a + i * n;
       for (int64_t k = j0; k < i; ++k) subtract_scaled(row + j1, a + k * n + j1, row[k], n - j1);
     }
-    matmul_into(n - j1, n - j1, j1 - j0, T(-1), MatView<T>{a + j1 * n + j0, n, 1}, MatView<T>{a + j0 * n + j1, n, 1},
-                T(1), MatSpan<T>{a + j1 * n + j1, n, 1}, parallel && product_worth_threads(n - j1, n - j1, j1 - j0));
+    if (j1 == m) continue;
+    matmul_into(m - j1, n - j1, width, T(-1), MatView<T>{a + j1 * n + j0, n, 1}, MatView<T>{a + j0 * n + j1, n, 1},
+                T(1), MatSpan<T>{a + j1 * n + j1, n, 1}, parallel && product_worth_threads(m - j1, n - j1, width));
   }
   return info;
 }

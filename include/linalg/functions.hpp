@@ -114,7 +114,7 @@ std::vector<int64_t> lu_batch(Tensor<T>& lu, std::vector<int64_t>& piv, Tensor<T
   T* a = lu.data_ptr();
   for_each_matrix(count, [&](int64_t i, bool parallel) {
     int64_t* p = piv.data() + i * n;
-    info[static_cast<std::size_t>(i)] = lu_factor(a + i * n * n, n, p, parallel);
+    info[static_cast<std::size_t>(i)] = lu_factor(a + i * n * n, n, n, p, parallel);
     if (x && info[static_cast<std::size_t>(i)] == 0) lu_solve(a + i * n * n, p, n, x->data_ptr() + i * n * k, k, parallel);
   });
   return info;

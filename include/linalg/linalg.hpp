@@ -1,7 +1,7 @@
 // tessera's torch.linalg: linear systems, inverses, determinants and the
 // Cholesky factorization of batches of matrices (linalg/functions.hpp), the
-// QR factorization (linalg/qr.hpp), symmetric eigendecompositions
-// (linalg/eigh.hpp), the SVD (linalg/svd.hpp) and the norms, cond, rank and
+// LU factorization and its solves (linalg/lu.hpp), the QR factorization
+// (linalg/qr.hpp), symmetric eigendecompositions (linalg/eigh.hpp), the SVD (linalg/svd.hpp) and the norms, cond, rank and
 // pseudoinverse made of it (linalg/norms.hpp), the matrix exponential and
 // vecdot (linalg/matrix_exp.hpp), and einsum (linalg/einsum.hpp), each
 // differentiable.
@@ -11,6 +11,7 @@
 
 #include "../tessera.hpp"
 #include "functions.hpp"
+#include "lu.hpp"
 #include "einsum.hpp"
 #include "qr.hpp"
 #include "eigh.hpp"
