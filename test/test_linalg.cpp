@@ -1073,3 +1073,54 @@ TEST_CASE("The LU functions' errors are PyTorch's") {
         "torch.lu_unpack: Expected pivots of shape [3] (LU.shape[:-2] and min(m, n)) for LU of shape [3, 3], but got "
         "pivots with shape [2] instead");
 }
+
+TEST_CASE("linalg.lstsq: PyTorch's solutions, gradients, residuals, ranks and singular values") {
+  using VD = std::vector<Tensor<double>>;
+  using VF = std::vector<Tensor<float>>;
+  for (const std::string name : {"tall", "wide", "square", "batch", "vector", "deficient"}) {
+    CAPTURE(name);
+    test::check_forward_backward<double>("ls_f64_" + name, 2,
+                                         [](const VD& v) { return std::get<0>(linalg::lstsq(v[0], v[1])); }, 1e-9);
+    test::check_forward_backward<float>("ls_f32_" + name, 2,
+                                        [](const VF& v) { return std::get<0>(linalg::lstsq(v[0], v[1])); }, 1e-4, 1e-4);
+    const auto a = test::golden<double>("ls_f64_" + name + "_in0"), b = test::golden<double>("ls_f64_" + name + "_in1");
+    for (const std::string driver : {"gels", "gelsy", "gelsd", "gelss"}) {
+      if (driver == "gels" && name == "deficient") continue;
+      CAPTURE(driver);
+      const std::string key = "ls_" + name + "_" + driver + "_";
+      const auto [x, residuals, rank, singular_values] = linalg::lstsq(a, b, std::nullopt, driver);
+      check_close(x, test::golden(key + "solution"), 1e-9, 1e-9, "solution");
+      CHECK(residuals.sizes() == test::golden(key + "residuals").sizes());
+      if (residuals.numel() > 0) check_close(residuals, test::golden(key + "residuals"), 1e-9, 1e-12, "residuals");
+      CHECK(equal(rank, test::golden<int64_t>(key + "rank")));
+      CHECK(singular_values.sizes() == test::golden(key + "singular_values").sizes());
+      if (singular_values.numel() > 0)
+        check_close(singular_values, test::golden(key + "singular_values"), 1e-12, 1e-12, "singular values");
+    }
+  }
+  // A relative cutoff that drops two of the three singular values.
+  const auto a = test::golden<double>("ls_f64_tall_in0"), b = test::golden<double>("ls_f64_tall_in1");
+  const auto [x, residuals, rank, s] = linalg::lstsq(a, b, 0.9, "gelsd");
+  check_close(x, test::golden("ls_tall_rcond_solution"), 1e-12, 1e-12, "rcond 0.9");
+  CHECK(rank.item() == test::golden<int64_t>("ls_tall_rcond_rank").item());
+  CHECK(residuals.sizes() == Shape{0});
+  // The second derivative agrees with central differences; an empty system
+  // has the zero solution.
+  CHECK(autograd::gradgradcheck([](const VD& v) { return std::get<0>(linalg::lstsq(v[0], v[1])); }, {a, b}));
+  CHECK(equal(std::get<0>(linalg::lstsq(zeros<double>({0, 3}), zeros<double>({0, 2}))), zeros<double>({3, 2})));
+
+  CHECK(error_of([&] { (void)linalg::lstsq(a, b, std::nullopt, "foo"); }) ==
+        "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  CHECK(error_of([&] { (void)linalg::lstsq(a, zeros<double>({4, 2})); }) ==
+        "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
+  CHECK(error_of([&] { (void)linalg::lstsq(a.expand({2, 5, 3}), zeros<double>({5, 2})); }) ==
+        "torch.linalg.lstsq: input.size(-2) should match other.size(-1)");
+  CHECK(error_of([] { (void)linalg::lstsq(zeros<double>({5}), zeros<double>({5})); }) ==
+        "torch.linalg.lstsq: input must have at least 2 dimensions.");
+  CHECK(error_of([&] { (void)linalg::lstsq(a, zeros<double>({3, 5, 2})); }) ==
+        "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1");
+  CHECK(error_of([&] { (void)linalg::lstsq(a.expand({2, 5, 3}), zeros<double>({3, 5, 2})); }) ==
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
+  CHECK(error_of([] { (void)linalg::lstsq(ones<int64_t>({5, 3}), ones<int64_t>({5, 2})); }) ==
+        "This function doesn't handle types other than float and double");
+}

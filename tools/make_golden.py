@@ -1998,6 +1998,40 @@ def linalg_lu():
     save("lu_singular_info", info)
 
 
+def linalg_lstsq():
+    """torch.linalg.lstsq: solutions and their gradients (tall, wide, square,
+    batched with broadcasting, vectors, rank-deficient; float and double),
+    and the residuals, rank and singular values each driver fills (ls_*)."""
+    g = torch.Generator().manual_seed(101)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    deficient = rand(5, 2) @ rand(2, 3)
+    cases = {"tall": (rand(5, 3), rand(5, 2)), "wide": (rand(3, 5), rand(3, 2)), "square": (rand(4, 4), rand(4, 3)),
+             "batch": (rand(2, 5, 3), rand(1, 5, 2)), "vector": (rand(2, 5, 3), rand(2, 5)),
+             "deficient": (deficient, rand(5, 2))}
+    for dtype, tag in [(torch.float64, "f64"), (torch.float32, "f32")]:
+        for name, (a, b) in cases.items():
+            # (PyTorch 1.13's backward fails for vectors, "mat1 and mat2 shapes
+            # cannot be multiplied": their gradient is taken as one column's.)
+            _save_forward_backward(f"ls_{tag}_{name}", [a.to(dtype), b.to(dtype)],
+                                   lambda x, y: torch.linalg.lstsq(x, y.unsqueeze(-1)).solution.squeeze(-1)
+                                   if name == "vector" else torch.linalg.lstsq(x, y).solution, g)
+    for name, (a, b) in cases.items():
+        for driver in ("gels", "gelsy", "gelsd", "gelss"):
+            if driver == "gels" and name == "deficient":
+                continue  # LAPACK divides by a rounding-level pivot there
+            r = torch.linalg.lstsq(a, b, driver=driver)
+            save(f"ls_{name}_{driver}_solution", r.solution)
+            save(f"ls_{name}_{driver}_residuals", r.residuals)
+            save(f"ls_{name}_{driver}_rank", r.rank)
+            save(f"ls_{name}_{driver}_singular_values", r.singular_values)
+    r = torch.linalg.lstsq(cases["tall"][0], cases["tall"][1], rcond=0.9, driver="gelsd")
+    save("ls_tall_rcond_solution", r.solution)
+    save("ls_tall_rcond_rank", r.rank)
+
+
 def nn_margin_likelihood_losses():
     """soft_margin, multilabel_soft_margin, hinge_embedding, multi_margin,
     poisson_nll and gaussian_nll losses: outputs and input gradients, with
@@ -2953,6 +2987,7 @@ if __name__ == "__main__":
     distances()
     linalg_matrix_exp()
     linalg_lu()
+    linalg_lstsq()
     nn_margin_likelihood_losses()
     autograd_cases()
     autograd_ops()
