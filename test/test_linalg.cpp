@@ -1124,3 +1124,38 @@ TEST_CASE("linalg.lstsq: PyTorch's solutions, gradients, residuals, ranks and si
   CHECK(error_of([] { (void)linalg::lstsq(ones<int64_t>({5, 3}), ones<int64_t>({5, 2})); }) ==
         "This function doesn't handle types other than float and double");
 }
+
+TEST_CASE("linalg.solve with left = false, tensorinv and tensorsolve, with PyTorch's values and gradients") {
+  using VD = std::vector<Tensor<double>>;
+  test::check_forward_backward<double>("ts_solve_right", 2, [](const VD& v) { return linalg::solve(v[0], v[1], false); },
+                                       1e-10);
+  test::check_forward_backward<double>("ts_tensorinv", 1, [](const VD& v) { return linalg::tensorinv(v[0]); }, 1e-9);
+  test::check_forward_backward<double>("ts_tensorinv_ind1", 1, [](const VD& v) { return linalg::tensorinv(v[0], 1); },
+                                       1e-9);
+  test::check_forward_backward<double>("ts_tensorsolve", 2, [](const VD& v) { return linalg::tensorsolve(v[0], v[1]); },
+                                       1e-9);
+  test::check_forward_backward<double>("ts_tensorsolve_dims", 2,
+                                       [](const VD& v) { return linalg::tensorsolve(v[0], v[1], Shape{0, 2}); }, 1e-9);
+  const auto a = eye<double>(3);
+  CHECK(error_of([&] { (void)linalg::solve(a, ones<double>({3}), false); }) ==
+        "linalg.solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 3x1)");
+  CHECK(error_of([&] { (void)linalg::solve(a, ones<double>({3, 2}), false); }) ==
+        "linalg.solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 3x2)");
+  CHECK(error_of([] { (void)linalg::solve(zeros<double>({3, 3}), ones<double>({2, 3}), false); }) ==
+        "torch.linalg.solve: The solver failed because the input matrix is singular.");
+  CHECK(error_of([] { (void)linalg::tensorinv(ones<double>({4, 6, 8, 3}), 1); }) ==
+        "Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), but got 144 != 4");
+  CHECK(error_of([] { (void)linalg::tensorinv(ones<double>({4, 6}), 0); }) ==
+        "Expected a strictly positive integer for 'ind', but got 0");
+  CHECK(error_of([] { (void)linalg::tensorinv(zeros<double>({2, 2, 4})); }) ==
+        "inv: The diagonal element 1 is zero, the inversion could not be completed because the input matrix is singular.");
+  CHECK(error_of([] { (void)linalg::tensorinv(ones<int64_t>({2, 2, 4})); }) ==
+        "linalg.inv: Expected a floating point or complex tensor as input. Got Long");
+  CHECK(error_of([] { (void)linalg::tensorsolve(ones<double>({6, 4}), ones<double>({6})); }) ==
+        "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but "
+        "got 4 != 6");
+  CHECK(error_of([] { (void)linalg::tensorsolve(ones<double>({2, 6, 3}), ones<double>({6}), Shape{0, 0}); }) ==
+        "movedim: repeated dim in `source` ([0, 0])");
+  CHECK(error_of([] { (void)linalg::tensorsolve(zeros<double>({2, 3, 6}), ones<double>({2, 3})); }) ==
+        "torch.linalg.solve: The solver failed because the input matrix is singular.");
+}

@@ -2032,6 +2032,23 @@ def linalg_lstsq():
     save("ls_tall_rcond_rank", r.rank)
 
 
+def linalg_tensor_solves():
+    """torch.linalg.solve with left=False, tensorinv and tensorsolve (with
+    dims): values and gradients (ts_*)."""
+    g = torch.Generator().manual_seed(103)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    a = rand(2, 4, 4) + 3 * torch.eye(4, dtype=torch.float64)
+    _save_forward_backward("ts_solve_right", [a, rand(3, 1, 2, 4)], lambda x, y: torch.linalg.solve(x, y, left=False), g)
+    _save_forward_backward("ts_tensorinv", [rand(4, 6, 8, 3)], lambda x: torch.linalg.tensorinv(x, ind=2), g)
+    _save_forward_backward("ts_tensorinv_ind1", [rand(6, 2, 3)], lambda x: torch.linalg.tensorinv(x, ind=1), g)
+    _save_forward_backward("ts_tensorsolve", [rand(2, 3, 6), rand(2, 3)], lambda x, y: torch.linalg.tensorsolve(x, y), g)
+    _save_forward_backward("ts_tensorsolve_dims", [rand(2, 6, 3), rand(6)],
+                           lambda x, y: torch.linalg.tensorsolve(x, y, dims=(0, 2)), g)
+
+
 def nn_margin_likelihood_losses():
     """soft_margin, multilabel_soft_margin, hinge_embedding, multi_margin,
     poisson_nll and gaussian_nll losses: outputs and input gradients, with
@@ -2988,6 +3005,7 @@ if __name__ == "__main__":
     linalg_matrix_exp()
     linalg_lu()
     linalg_lstsq()
+    linalg_tensor_solves()
     nn_margin_likelihood_losses()
     autograd_cases()
     autograd_ops()

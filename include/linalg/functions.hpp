@@ -187,7 +187,7 @@ namespace detail_la {
 // singular matrix throws with check_errors.
 template <class T>
 std::tuple<Tensor<T>, Tensor<int32_t>> solve_with_info(const Tensor<T>& a, const Tensor<T>& b, const char* fn,
-                                                       bool check_errors) {
+                                                       bool check_errors, bool left = true) {
   detail::check_square_matrices(a, fn);
   if constexpr (!detail::linalg_type_v<T>) {
     detail::fail_linalg_dtype<T>(fn, "lu_cpu");
@@ -196,8 +196,15 @@ std::tuple<Tensor<T>, Tensor<int32_t>> solve_with_info(const Tensor<T>& a, const
     const bool vector_case = b.dim() == 1 || (b.dim() == a.dim() - 1 && b.sizes() == a_rows);
     detail::check(vector_case || b.dim() >= 2, fn, ": The input tensor B must have at least 2 dimensions.");
     const Tensor<T> bm = vector_case ? b.unsqueeze(-1) : b;
-    detail::check(bm.size(-2) == a.size(-1), fn, ": Incompatible shapes of A and B for the equation AX = B (",
-                  a.size(-2), "x", a.size(-1), " and ", bm.size(-2), "x", bm.size(-1), ")");
+    detail::check(left ? bm.size(-2) == a.size(-1) : bm.size(-1) == a.size(-1), fn,
+                  ": Incompatible shapes of A and B for the equation ", left ? "AX = B (" : "XA = B (", a.size(-2), "x",
+                  a.size(-1), " and ", bm.size(-2), "x", bm.size(-1), ")");
+    if (!left) {  // X A = B is A^T X^T = B^T (a vector B is a column here too, as in PyTorch)
+      auto [xt, info] = solve_with_info(Tensor<T>(a.transpose(-1, -2)), Tensor<T>(bm.transpose(-1, -2)), fn,
+                                        check_errors);
+      const Tensor<T> x = xt.transpose(-1, -2).contiguous();
+      return {vector_case ? Tensor<T>(x.squeeze(-1).contiguous()) : x, info};
+    }
     std::vector<int64_t> info;
     Tensor<T> x = detail::solve_matrices(a, bm, [&](int64_t i, int64_t, bool batched) {
       if (check_errors)
@@ -214,13 +221,14 @@ std::tuple<Tensor<T>, Tensor<int32_t>> solve_with_info(const Tensor<T>& a, const
 }
 }  // namespace detail_la
 
+// With left = false, X with X A = B instead: B (*, k, n).
 template <Expression EA, Expression EB>
-Tensor<typename EA::value_type> solve(const EA& ea, const EB& eb) {
+Tensor<typename EA::value_type> solve(const EA& ea, const EB& eb, bool left = true) {
   using T = typename EA::value_type;
   static_assert(std::is_same_v<T, typename EB::value_type>,
                 "linalg.solve: A and B must have the same dtype (PyTorch: Expected A and B to have the same dtype); "
                 "cast one with tsr::cast<T>");
-  return std::get<0>(detail_la::solve_with_info(Tensor<T>(ea), Tensor<T>(eb), "linalg.solve", true));
+  return std::get<0>(detail_la::solve_with_info(Tensor<T>(ea), Tensor<T>(eb), "linalg.solve", true, left));
 }
 // solve's X and, per matrix, info (int32 over the batch dims: 0, or the
 // 1-based position of the zero pivot of a singular matrix, whose X is then

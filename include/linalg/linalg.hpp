@@ -1,6 +1,7 @@
 // tessera's torch.linalg: linear systems, inverses, determinants and the
 // Cholesky factorization of batches of matrices (linalg/functions.hpp), the
-// LU factorization and its solves (linalg/lu.hpp), the QR factorization
+// LU factorization and its solves (linalg/lu.hpp), tensorinv and
+// tensorsolve (linalg/tensor_solves.hpp), the QR factorization
 // (linalg/qr.hpp), symmetric eigendecompositions (linalg/eigh.hpp), the SVD
 // (linalg/svd.hpp) and the norms, cond, rank and pseudoinverse made of it
 // (linalg/norms.hpp), least squares (linalg/lstsq.hpp), the matrix
@@ -13,6 +14,7 @@
 #include "../tessera.hpp"
 #include "functions.hpp"
 #include "lu.hpp"
+#include "tensor_solves.hpp"
 #include "einsum.hpp"
 #include "qr.hpp"
 #include "eigh.hpp"
