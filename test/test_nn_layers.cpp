@@ -899,3 +899,65 @@ TEST_CASE("margin and likelihood losses: PyTorch's values and gradients, as func
   // Far past exp's range the soft margin loss stays finite: -y x itself.
   CHECK(F::soft_margin_loss(tensor<float>({-200.f}), tensor<float>({1.f})).item() == 200.f);
 }
+
+TEST_CASE("F::unfold and F::fold, nn::Unfold and nn::Fold: PyTorch's values, gradients, reprs and errors") {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<double>>;
+  check_forward_backward<double>("fo_unfold", 1, [](const V& v) { return F::unfold(v[0], F::UnfoldFuncOptions(2)); }, 1e-12);
+  check_forward_backward<double>(
+      "fo_unfold_options", 1,
+      [](const V& v) { return F::unfold(v[0], F::UnfoldFuncOptions({2, 3}).dilation({1, 2}).padding(1).stride({2, 1})); },
+      1e-12);
+  check_forward_backward<double>("fo_unfold_unbatched", 1,
+                                 [](const V& v) { return F::unfold(v[0], F::UnfoldFuncOptions(3).padding(1).stride(2)); },
+                                 1e-12);
+  check_forward_backward<double>("fo_fold", 1, [](const V& v) { return F::fold(v[0], F::FoldFuncOptions({5, 6}, 2)); },
+                                 1e-12);
+  check_forward_backward<double>(
+      "fo_fold_options", 1,
+      [](const V& v) {
+        return F::fold(v[0], F::FoldFuncOptions({5, 6}, {2, 3}).dilation({1, 2}).padding(1).stride({2, 1}));
+      },
+      1e-12);
+  check_forward_backward<double>(
+      "fo_fold_unbatched", 1, [](const V& v) { return F::fold(v[0], F::FoldFuncOptions(4, 3).padding(1).stride(2)); },
+      1e-12);
+  // fold(unfold(x)) counts how many windows cover each pixel: 1 2 2 1 along
+  // a side of 4 with a 2-wide window, so 4 at the centre, 1 at the corners.
+  const auto x = ones<double>({1, 1, 4, 4});
+  const Tensor<double> cover = F::fold(nn::Unfold(2)(x), F::FoldFuncOptions(4, 2));
+  CHECK(cover.reshape({-1}).to_vector() == std::vector<double>{1, 2, 2, 1, 2, 4, 4, 2, 2, 4, 4, 2, 1, 2, 2, 1});
+  CHECK(autograd::gradgradcheck([](const V& v) { return Tensor<double>(square(F::unfold(v[0], F::UnfoldFuncOptions(2)))); },
+                                {randn<double>({1, 2, 3, 3})}));
+  CHECK(nn::Unfold(nn::UnfoldOptions(2).padding(1))->repr() == "Unfold(kernel_size=2, dilation=1, padding=1, stride=1)");
+  CHECK(nn::Unfold(nn::UnfoldOptions({2, 3}).dilation(2).padding({1, 0}).stride({1, 2}))->repr() ==
+        "Unfold(kernel_size=(2, 3), dilation=2, padding=(1, 0), stride=(1, 2))");
+  CHECK(nn::Fold(nn::FoldOptions({5, 6}, 2))->repr() ==
+        "Fold(output_size=(5, 6), kernel_size=2, dilation=1, padding=0, stride=1)");
+
+  const auto img = zeros<float>({2, 3, 5, 6});
+  CHECK(error_of([&] { (void)F::unfold(img, F::UnfoldFuncOptions(7)); }) ==
+        "Given input with spatial size (5, 6), kernel_size=(7, 7), dilation=(1, 1), padding=(0, 0), calculated shape "
+        "of the array of sliding blocks as (-1, 0), but its components must be at least one.");
+  CHECK(error_of([&] { (void)F::unfold(img, F::UnfoldFuncOptions(0)); }) ==
+        "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: 0");
+  CHECK(error_of([&] { (void)F::unfold(img, F::UnfoldFuncOptions(2).stride(0)); }) ==
+        "stride should be greater than zero, but got stride_height: 0 stride_width: 0");
+  CHECK(error_of([&] { (void)F::unfold(img, F::UnfoldFuncOptions(2).padding(-1)); }) ==
+        "padding should be non-negative, but got pad_height: -1 pad_width: -1");
+  CHECK(error_of([&] { (void)F::unfold(img, F::UnfoldFuncOptions(2).dilation(0)); }) ==
+        "dilation should be greater than zero, but got dilation_height: 0 dilation_width: 0");
+  CHECK(error_of([] { (void)F::unfold(zeros<float>({5, 6}), F::UnfoldFuncOptions(2)); }) ==
+        "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, "
+        "but got: [5, 6]");
+  const auto patches = zeros<float>({2, 12, 20});
+  CHECK(error_of([&] { (void)F::fold(patches, F::FoldFuncOptions({5, 6}, 3)); }) ==
+        "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+        "input.size(1)=12 and kernel_size=(3, 3).");
+  CHECK(error_of([] { (void)F::fold(zeros<float>({2, 12, 19}), F::FoldFuncOptions({5, 6}, 2)); }) ==
+        "Given output_size=(5, 6), kernel_size=(2, 2), dilation=(1, 1), padding=(0, 0), stride=(1, 1), expected size "
+        "of input's dimension 2 to match the calculated number of sliding blocks 4 * 5 = 20, but got input.size(2)=19.");
+  CHECK(error_of([&] { (void)F::fold(patches.unsqueeze(0), F::FoldFuncOptions({5, 6}, 2)); }) ==
+        "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for "
+        "input, but got: [1, 2, 12, 20]");
+}

@@ -2049,6 +2049,25 @@ def linalg_tensor_solves():
                            lambda x, y: torch.linalg.tensorsolve(x, y, dims=(0, 2)), g)
 
 
+def nn_fold():
+    """F.unfold and F.fold with their options, batched and not: values and
+    gradients (fo_*)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(107)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    _save_forward_backward("fo_unfold", [rand(2, 3, 5, 6)], lambda x: F.unfold(x, 2), g)
+    _save_forward_backward("fo_unfold_options", [rand(2, 3, 5, 6)],
+                           lambda x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), g)
+    _save_forward_backward("fo_unfold_unbatched", [rand(3, 4, 4)], lambda x: F.unfold(x, 3, padding=1, stride=2), g)
+    _save_forward_backward("fo_fold", [rand(2, 12, 20)], lambda x: F.fold(x, (5, 6), 2), g)
+    _save_forward_backward("fo_fold_options", [rand(2, 18, 12)],
+                           lambda x: F.fold(x, (5, 6), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), g)
+    _save_forward_backward("fo_fold_unbatched", [rand(27, 4)], lambda x: F.fold(x, (4, 4), 3, padding=1, stride=2), g)
+
+
 def nn_margin_likelihood_losses():
     """soft_margin, multilabel_soft_margin, hinge_embedding, multi_margin,
     poisson_nll and gaussian_nll losses: outputs and input gradients, with
@@ -3007,6 +3026,7 @@ if __name__ == "__main__":
     linalg_lstsq()
     linalg_tensor_solves()
     nn_margin_likelihood_losses()
+    nn_fold()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -16,6 +16,7 @@
 #include "margin_losses.hpp"
 #include "likelihood_losses.hpp"
 #include "conv.hpp"
+#include "fold.hpp"
 #include "norm.hpp"
 #include "dropout.hpp"
 #include "embedding.hpp"
