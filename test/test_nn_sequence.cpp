@@ -318,3 +318,81 @@ TEST_CASE("attention: gradcheck, dropout and errors") {
         "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
   CHECK(error_of([] { nn::init::calculate_gain(kGELU); }) == "Unsupported nonlinearity gelu");
 }
+
+// ----- transformer decoder and Transformer (make_golden.py: nn_transformer_decoder) ----
+
+TEST_CASE("TransformerDecoder and Transformer initialize as PyTorch's, with its names and reprs") {
+  manual_seed(5);
+  nn::TransformerDecoder decoder(
+      nn::TransformerDecoderOptions(nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16)), 2)
+          .norm(nn::LayerNorm(nn::LayerNormOptions({8}))));
+  nn::Transformer transformer(nn::TransformerOptions(8, 2, 2, 1).dim_feedforward(16));
+  CHECK(bitwise_equal(rand<float>({3}), test::golden<float>("td_init_after")));
+  std::string text;
+  auto add = [&](const std::string& key, const nn::Module& m) {
+    text += "=== " + key + "\n" + m.repr() + "\n" + keys_of(m.state_dict()) + "\n";
+    for (const auto& [name, t] : m.state_dict())
+      CHECK_MESSAGE(bitwise_equal(t.as<float>(), test::golden<float>("td_init_" + key + "_" + name)), std::string(key + "." + name));
+  };
+  add("decoder", *decoder);
+  add("transformer", *transformer);
+  CHECK(text + "=== end\n" == golden_text("nn_transformer_decoder.txt"));
+  CHECK(equal(nn::TransformerImpl::generate_square_subsequent_mask(4), test::golden<float>("td_causal")));
+}
+
+template <class T>
+void check_decoders(const std::string& tag, double rtol) {
+  using V = std::vector<Tensor<T>>;
+  auto prefix = [&](const std::string& name) { return "td_" + tag + "_" + name; };
+  auto mask = [](const std::string& name) { return Tensor<bool>(test::golden<double>("td_" + name) > 0.5); };
+  auto make = [](auto holder) {
+    holder->template to<T>();
+    return holder;
+  };
+  const Tensor<T> causal = nn::TransformerImpl::generate_square_subsequent_mask<T>(4);
+  {
+    auto m = make(seeded<nn::TransformerDecoderLayer>(80, [] {
+      return nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).dropout(0));
+    }));
+    check_module_case<T>(prefix("decoder_layer"), m, 2, [&](const V& v) { return m(v[0], v[1], causal); }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::TransformerDecoderLayer>(81, [] {
+      return nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(8, 2)
+                                             .dim_feedforward(16)
+                                             .dropout(0)
+                                             .activation(kGELU)
+                                             .batch_first(true)
+                                             .norm_first(true));
+    }));
+    check_module_case<T>(prefix("decoder_layer_norm_first_gelu"), m, 2, [&](const V& v) {
+      return m(v[0], v[1], AnyTensor(), AnyTensor(), mask("tgt_padding"), mask("memory_padding"));
+    }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::TransformerDecoder>(82, [] {
+      return nn::TransformerDecoder(
+          nn::TransformerDecoderOptions(nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).dropout(0)),
+                                        2)
+              .norm(nn::LayerNorm(nn::LayerNormOptions({8}))));
+    }));
+    check_module_case<T>(prefix("decoder"), m, 2, [&](const V& v) { return m(v[0], v[1]); }, rtol);
+  }
+  {
+    auto m = make(seeded<nn::Transformer>(83, [] {
+      return nn::Transformer(nn::TransformerOptions(8, 2, 2, 1).dim_feedforward(16).dropout(0));
+    }));
+    check_module_case<T>(prefix("transformer"), m, 2, [&](const V& v) { return m(v[0], v[1], AnyTensor(), causal); }, rtol);
+  }
+}
+
+TEST_CASE("transformer decoder and Transformer: values and gradients as PyTorch's, float and double; errors") {
+  check_decoders<float>("f32", 5e-5);
+  check_decoders<double>("f64", 1e-11);
+  nn::Transformer t(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16));
+  CHECK(error_of([&] { (void)t(zeros<float>({5, 2, 8}), zeros<float>({4, 3, 8})); }) ==
+        "the batch number of src and tgt must be equal");
+  CHECK(error_of([&] { (void)t(zeros<float>({5, 2, 8}), zeros<float>({4, 2, 6})); }) ==
+        "the feature number of src and tgt must be equal to d_model");
+  CHECK(error_of([] { (void)nn::TransformerDecoder(nn::TransformerDecoderLayer(8, 2), 0); }) == "num_layers must be positive");
+}

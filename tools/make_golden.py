@@ -2644,6 +2644,51 @@ def nn_attention():
             [r(4, 2, 8)], lambda m, x: m(x))
 
 
+def nn_transformer_decoder():
+    """nn: TransformerDecoderLayer, TransformerDecoder and Transformer (initial
+    weights for a seed, reprs, state_dict keys, outputs and every gradient,
+    float and double; td_*)."""
+    import torch.nn as nn
+    torch.manual_seed(5)
+    dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16), 2, norm=nn.LayerNorm(8))
+    tr = nn.Transformer(8, 2, 2, 1, dim_feedforward=16)
+    save("td_init_after", torch.rand(3))  # the decoder's copies drew nothing
+    with open(os.path.join(OUT, "nn_transformer_decoder.txt"), "w") as out:
+        for key, m in [("decoder", dec), ("transformer", tr)]:
+            out.write(f"=== {key}\n{m!r}\n" + "\n".join(m.state_dict().keys()) + "\n")
+            for name, t in m.state_dict().items():
+                save(f"td_init_{key}_{name}", t)
+        out.write("=== end\n")
+    tgt_padding = torch.tensor([[0, 0, 0, 1], [0, 0, 0, 0], [0, 1, 0, 0]]).bool()
+    memory_padding = torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 0, 0, 1]]).bool()
+    save("td_tgt_padding", tgt_padding.double())
+    save("td_memory_padding", memory_padding.double())
+    causal = nn.Transformer.generate_square_subsequent_mask(4)
+    save("td_causal", causal)
+    g = torch.Generator().manual_seed(113)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+        def run(name, seed, make, tensors, f):
+            torch.manual_seed(seed)
+            _save_module_case(f"td_{tag}_{name}", make().to(dtype), tensors, f, g)
+
+        run("decoder_layer", 80, lambda: nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0),
+            [r(4, 3, 8), r(5, 3, 8)], lambda m, t, mem: m(t, mem, tgt_mask=causal.to(dtype)))
+        run("decoder_layer_norm_first_gelu", 81,
+            lambda: nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation="gelu",
+                                               batch_first=True, norm_first=True),
+            [r(3, 4, 8), r(3, 5, 8)],
+            lambda m, t, mem: m(t, mem, tgt_key_padding_mask=tgt_padding, memory_key_padding_mask=memory_padding))
+        run("decoder", 82,
+            lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0), 2,
+                                          norm=nn.LayerNorm(8)),
+            [r(4, 2, 8), r(5, 2, 8)], lambda m, t, mem: m(t, mem))
+        run("transformer", 83, lambda: nn.Transformer(8, 2, 2, 1, dim_feedforward=16, dropout=0.0),
+            [r(5, 2, 8), r(4, 2, 8)], lambda m, src, tgt: m(src, tgt, tgt_mask=causal.to(dtype)))
+
+
 # Optimizer trajectories: the same model, data and initial weights, 25 steps
 # of each optimizer and option set; the test runs the same steps in tessera.
 # (name, optimizer, options for one group, or a list of per-group options for
@@ -3045,6 +3090,7 @@ if __name__ == "__main__":
     linalg_compositions()
     nn_recurrent()
     nn_attention()
+    nn_transformer_decoder()
     optim_trajectories()
     lr_schedules()
     clip_grads()
