@@ -961,3 +961,31 @@ TEST_CASE("F::unfold and F::fold, nn::Unfold and nn::Fold: PyTorch's values, gra
         "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for "
         "input, but got: [1, 2, 12, 20]");
 }
+
+TEST_CASE("ConvTranspose1d: PyTorch's initial weights, repr, values and gradients") {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<double>>;
+  manual_seed(9);
+  nn::ConvTranspose1d m(nn::ConvTranspose1dOptions(4, 6, 3).groups(2));
+  CHECK(bitwise_equal(m->weight.as<float>(), test::golden<float>("ct_init_weight")));
+  CHECK(bitwise_equal(m->bias.as<float>(), test::golden<float>("ct_init_bias")));
+  std::ifstream file(std::string(TSR_GOLDEN_DIR) + "/nn_conv_transpose1d.txt");
+  std::string first, second;
+  std::getline(file, first);
+  std::getline(file, second);
+  CHECK(m->repr() == first);
+  CHECK(nn::ConvTranspose1d(nn::ConvTranspose1dOptions(4, 6, 3).stride(2).padding(1).output_padding(1).dilation(2).bias(false))
+            ->repr() == second);
+  check_forward_backward<double>("ct_plain", 3, [](const V& v) { return F::conv_transpose1d(v[0], v[1], v[2]); }, 1e-12);
+  check_forward_backward<double>("ct_options", 3, [](const V& v) {
+    return F::conv_transpose1d(v[0], v[1], v[2], F::ConvTranspose1dFuncOptions().stride(2).padding(1).output_padding(1).groups(2));
+  }, 1e-12);
+  check_forward_backward<double>("ct_dilated_unbatched", 2, [](const V& v) {
+    return F::conv_transpose1d(v[0], v[1], {}, F::ConvTranspose1dFuncOptions().stride(3).dilation(2));
+  }, 1e-12);
+  // The module runs the functional form with its weights.
+  const Tensor<float> x = randn<float>({2, 4, 5});
+  CHECK(equal(m(x), F::conv_transpose1d(x, m->weight.as<float>(), m->bias.as<float>(), F::ConvTranspose1dFuncOptions().groups(2))));
+  CHECK(error_of([] { (void)F::conv_transpose1d(zeros<float>({1, 2, 3, 4}), zeros<float>({2, 1, 3})); }) ==
+        "Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of size: [1, 2, 3, 4]");
+}

@@ -2689,6 +2689,32 @@ def nn_transformer_decoder():
             [r(5, 2, 8), r(4, 2, 8)], lambda m, src, tgt: m(src, tgt, tgt_mask=causal.to(dtype)))
 
 
+def nn_conv_transpose1d():
+    """nn: ConvTranspose1d's initial weights and repr, and F.conv_transpose1d
+    with its options: values and gradients (ct_*)."""
+    import torch.nn as nn
+    F = torch.nn.functional
+    torch.manual_seed(9)
+    m = nn.ConvTranspose1d(4, 6, 3, groups=2)
+    save("ct_init_weight", m.weight)
+    save("ct_init_bias", m.bias)
+    with open(os.path.join(OUT, "nn_conv_transpose1d.txt"), "w") as out:
+        out.write(repr(m) + "\n")
+        out.write(repr(nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, dilation=2, bias=False)) + "\n")
+    g = torch.Generator().manual_seed(109)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    _save_forward_backward("ct_plain", [rand(2, 4, 5), rand(4, 3, 3), rand(3)],
+                           lambda x, w, b: F.conv_transpose1d(x, w, b), g)
+    _save_forward_backward("ct_options", [rand(2, 4, 5), rand(4, 3, 3), rand(6)],
+                           lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1, groups=2),
+                           g)
+    _save_forward_backward("ct_dilated_unbatched", [rand(4, 6), rand(4, 2, 2)],
+                           lambda x, w: F.conv_transpose1d(x, w, stride=3, dilation=2), g)
+
+
 # Optimizer trajectories: the same model, data and initial weights, 25 steps
 # of each optimizer and option set; the test runs the same steps in tessera.
 # (name, optimizer, options for one group, or a list of per-group options for
@@ -3072,6 +3098,7 @@ if __name__ == "__main__":
     linalg_tensor_solves()
     nn_margin_likelihood_losses()
     nn_fold()
+    nn_conv_transpose1d()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

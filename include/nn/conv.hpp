@@ -553,16 +553,20 @@ Tensor<T> conv1d(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
   return conv2d(x.unsqueeze(spatial), weight.unsqueeze(2), bias, o).squeeze(spatial);
 }
 
-// What F::conv_transpose2d takes besides its tensors.
-struct ConvTranspose2dFuncOptions {
-  ConvTranspose2dFuncOptions& stride(ExpandingArray<2> v) { stride_ = v; return *this; }
-  ConvTranspose2dFuncOptions& padding(ExpandingArray<2> v) { padding_ = v; return *this; }
-  ConvTranspose2dFuncOptions& output_padding(ExpandingArray<2> v) { output_padding_ = v; return *this; }
-  ConvTranspose2dFuncOptions& groups(int64_t v) { groups_ = v; return *this; }
-  ConvTranspose2dFuncOptions& dilation(ExpandingArray<2> v) { dilation_ = v; return *this; }
-  ExpandingArray<2> stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
+// What F::conv_transpose1d and F::conv_transpose2d take besides their
+// tensors.
+template <std::size_t D>
+struct ConvTransposeFuncOptions {
+  ConvTransposeFuncOptions& stride(ExpandingArray<D> v) { stride_ = v; return *this; }
+  ConvTransposeFuncOptions& padding(ExpandingArray<D> v) { padding_ = v; return *this; }
+  ConvTransposeFuncOptions& output_padding(ExpandingArray<D> v) { output_padding_ = v; return *this; }
+  ConvTransposeFuncOptions& groups(int64_t v) { groups_ = v; return *this; }
+  ConvTransposeFuncOptions& dilation(ExpandingArray<D> v) { dilation_ = v; return *this; }
+  ExpandingArray<D> stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
   int64_t groups_ = 1;
 };
+using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
+using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
 
 // The transposed convolution (the adjoint of conv2d with the same options):
 // x (N, C, H, W) or (C, H, W), weight (C, O / groups, kh, kw). Every input
@@ -613,6 +617,24 @@ Tensor<T> conv_transpose2d(const Tensor<T>& x_in, const Tensor<T>& weight, const
     out = out + bias.view({1, out_ch, 1, 1});
   }
   return unbatched ? out.squeeze(0) : out;
+}
+
+// The 1-D form: x (N, C, L) or (C, L), weight (C, O / groups, k); a 2-D
+// one of height 1.
+template <detail::FloatElement T>
+Tensor<T> conv_transpose1d(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                           const ConvTranspose1dFuncOptions& o = {}) {
+  detail::check(x.dim() == 2 || x.dim() == 3,
+                "Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of size: ", x.sizes());
+  detail::check(weight.dim() == 3, "weight should have 3 dimensions, got ", weight.sizes());
+  const auto o2 = ConvTranspose2dFuncOptions()
+                      .stride({1, o.stride_[0]})
+                      .padding({0, o.padding_[0]})
+                      .output_padding({0, o.output_padding_[0]})
+                      .dilation({1, o.dilation_[0]})
+                      .groups(o.groups_);
+  const int64_t spatial = x.dim() - 1;
+  return conv_transpose2d(x.unsqueeze(spatial), weight.unsqueeze(2), bias, o2).squeeze(spatial);
 }
 
 }  // namespace functional
@@ -690,47 +712,51 @@ using Conv2dImpl = ConvImpl<2>;
 using Conv1d = ModuleHolder<Conv1dImpl>;
 using Conv2d = ModuleHolder<Conv2dImpl>;
 
-// ----- ConvTranspose2d -------------------------------------------------------------
-struct ConvTranspose2dOptions {
-  ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+// ----- ConvTranspose1d and ConvTranspose2d ----------------------------------------
+template <std::size_t D>
+struct ConvTransposeOptions {
+  ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
-  ConvTranspose2dOptions& stride(ExpandingArray<2> v) { stride_ = v; return *this; }
-  ConvTranspose2dOptions& padding(ExpandingArray<2> v) { padding_ = v; return *this; }
-  ConvTranspose2dOptions& output_padding(ExpandingArray<2> v) { output_padding_ = v; return *this; }
-  ConvTranspose2dOptions& groups(int64_t v) { groups_ = v; return *this; }
-  ConvTranspose2dOptions& bias(bool v) { bias_ = v; return *this; }
-  ConvTranspose2dOptions& dilation(ExpandingArray<2> v) { dilation_ = v; return *this; }
+  ConvTransposeOptions& stride(ExpandingArray<D> v) { stride_ = v; return *this; }
+  ConvTransposeOptions& padding(ExpandingArray<D> v) { padding_ = v; return *this; }
+  ConvTransposeOptions& output_padding(ExpandingArray<D> v) { output_padding_ = v; return *this; }
+  ConvTransposeOptions& groups(int64_t v) { groups_ = v; return *this; }
+  ConvTransposeOptions& bias(bool v) { bias_ = v; return *this; }
+  ConvTransposeOptions& dilation(ExpandingArray<D> v) { dilation_ = v; return *this; }
   int64_t in_channels() const { return in_channels_; }
   int64_t out_channels() const { return out_channels_; }
-  const ExpandingArray<2>& kernel_size() const { return kernel_size_; }
-  const ExpandingArray<2>& stride() const { return stride_; }
-  const ExpandingArray<2>& padding() const { return padding_; }
-  const ExpandingArray<2>& output_padding() const { return output_padding_; }
-  const ExpandingArray<2>& dilation() const { return dilation_; }
+  const ExpandingArray<D>& kernel_size() const { return kernel_size_; }
+  const ExpandingArray<D>& stride() const { return stride_; }
+  const ExpandingArray<D>& padding() const { return padding_; }
+  const ExpandingArray<D>& output_padding() const { return output_padding_; }
+  const ExpandingArray<D>& dilation() const { return dilation_; }
   int64_t groups() const { return groups_; }
   bool bias() const { return bias_; }
 
  private:
   int64_t in_channels_, out_channels_;
-  ExpandingArray<2> kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
+  ExpandingArray<D> kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
   int64_t groups_ = 1;
   bool bias_ = true;
 };
+using ConvTranspose1dOptions = ConvTransposeOptions<1>;
+using ConvTranspose2dOptions = ConvTransposeOptions<2>;
 
-// weight (C, O / groups, kh, kw), initialized as PyTorch's (the fan-in of
-// that shape, i.e. O / groups kh kw, sets both bounds).
-class ConvTranspose2dImpl : public Module {
+// weight (C, O / groups, k...), initialized as PyTorch's (the fan-in of
+// that shape, i.e. O / groups times the kernel's size, sets both bounds).
+template <std::size_t D>
+class ConvTransposeImpl : public Module {
  public:
-  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
+  explicit ConvTransposeImpl(const ConvTransposeOptions<D>& options)
       : options(options),
         weight(register_parameter("weight", empty<float>(weight_shape(options)))),
         bias(register_parameter("bias", options.bias() ? AnyTensor(empty<float>({options.out_channels()})) : AnyTensor())) {
     reset_parameters();
   }
-  ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
-      : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
+  ConvTransposeImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
+      : ConvTransposeImpl(ConvTransposeOptions<D>(in_channels, out_channels, kernel_size)) {}
   void reset_parameters() { detail::init_affine(weight, bias); }
-  std::string name() const override { return "ConvTranspose2d"; }
+  std::string name() const override { return D == 1 ? "ConvTranspose1d" : "ConvTranspose2d"; }
   std::string extra_repr() const override {
     std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                     ", kernel_size=" + options.kernel_size().repr() + ", stride=" + options.stride().repr();
@@ -743,28 +769,35 @@ class ConvTranspose2dImpl : public Module {
   }
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
-    return F::conv_transpose2d(x, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>(),
-                               F::ConvTranspose2dFuncOptions()
-                                   .stride(options.stride())
-                                   .padding(options.padding())
-                                   .output_padding(options.output_padding())
-                                   .groups(options.groups())
-                                   .dilation(options.dilation()));
+    const auto o = F::ConvTransposeFuncOptions<D>()
+                       .stride(options.stride())
+                       .padding(options.padding())
+                       .output_padding(options.output_padding())
+                       .groups(options.groups())
+                       .dilation(options.dilation());
+    const Tensor<T> b = bias.defined() ? bias.as<T>() : Tensor<T>();
+    if constexpr (D == 1) return F::conv_transpose1d(x, weight.as<T>(), b, o);
+    else return F::conv_transpose2d(x, weight.as<T>(), b, o);
   }
 
-  ConvTranspose2dOptions options;
+  ConvTransposeOptions<D> options;
   AnyTensor& weight;
   AnyTensor& bias;
 
  private:
-  static Shape weight_shape(const ConvTranspose2dOptions& o) {
+  static Shape weight_shape(const ConvTransposeOptions<D>& o) {
     detail::check(o.in_channels() > 0 && o.out_channels() > 0, "in_channels and out_channels must be positive");
     detail::check(o.groups() > 0, "groups must be a positive integer");
     detail::check(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups");
     detail::check(o.out_channels() % o.groups() == 0, "out_channels must be divisible by groups");
-    return {o.in_channels(), o.out_channels() / o.groups(), o.kernel_size()[0], o.kernel_size()[1]};
+    Shape shape{o.in_channels(), o.out_channels() / o.groups()};
+    for (std::size_t i = 0; i < D; ++i) shape.push_back(o.kernel_size()[i]);
+    return shape;
   }
 };
+using ConvTranspose1dImpl = ConvTransposeImpl<1>;
+using ConvTranspose2dImpl = ConvTransposeImpl<2>;
+using ConvTranspose1d = ModuleHolder<ConvTranspose1dImpl>;
 using ConvTranspose2d = ModuleHolder<ConvTranspose2dImpl>;
 
 // ----- pooling ------------------------------------------------------------------
