@@ -989,3 +989,58 @@ TEST_CASE("ConvTranspose1d: PyTorch's initial weights, repr, values and gradient
   CHECK(error_of([] { (void)F::conv_transpose1d(zeros<float>({1, 2, 3, 4}), zeros<float>({2, 1, 3})); }) ==
         "Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of size: [1, 2, 3, 4]");
 }
+
+TEST_CASE("EmbeddingBag and F::embedding_bag: PyTorch's bags, gradients, repr and errors") {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<double>>;
+  const auto idx = test::golden<int64_t>("eb_idx");
+  const auto offsets = test::golden<int64_t>("eb_offsets"), offsets_last = test::golden<int64_t>("eb_offsets_last");
+  const std::vector<std::pair<std::string, nn::EmbeddingBagMode>> modes = {
+      {"sum", nn::EmbeddingBagMode::Sum}, {"mean", nn::EmbeddingBagMode::Mean}, {"max", nn::EmbeddingBagMode::Max}};
+  for (const auto& [name, mode] : modes) {
+    CAPTURE(name);
+    const auto o = F::EmbeddingBagFuncOptions<double>().mode(mode);
+    check_forward_backward<double>("eb_" + name, 1, [&](const V& v) {
+      return F::embedding_bag(idx, v[0], F::EmbeddingBagFuncOptions<double>(o).offsets(offsets));
+    }, 1e-12);
+    check_forward_backward<double>("eb_" + name + "_padding", 1, [&](const V& v) {
+      return F::embedding_bag(idx, v[0], F::EmbeddingBagFuncOptions<double>(o).offsets(offsets).padding_idx(4));
+    }, 1e-12);
+    check_forward_backward<double>("eb_" + name + "_last", 1, [&](const V& v) {
+      return F::embedding_bag(idx, v[0], F::EmbeddingBagFuncOptions<double>(o).offsets(offsets_last).include_last_offset(true));
+    }, 1e-12);
+    check_forward_backward<double>("eb_" + name + "_2d", 1, [&](const V& v) {
+      return F::embedding_bag(idx.view({2, 4}), v[0], o);
+    }, 1e-12);
+  }
+  check_forward_backward<double>("eb_weighted", 2, [&](const V& v) {
+    return F::embedding_bag(idx, v[0], F::EmbeddingBagFuncOptions<double>().mode(kSum).offsets(offsets).per_sample_weights(v[1]));
+  }, 1e-12);
+  // The module: its weight through the functional form; the mode's name in the repr.
+  nn::EmbeddingBag bag(nn::EmbeddingBagOptions(6, 3).mode(kMax).padding_idx(-2));
+  CHECK(bag->repr() == "EmbeddingBag(6, 3, mode=max, padding_idx=4)");
+  CHECK(nn::EmbeddingBag(10, 3)->repr() == "EmbeddingBag(10, 3, mode=mean)");
+  CHECK(equal(bag(idx, offsets),
+              F::embedding_bag(idx, bag->weight.as<float>(), F::EmbeddingBagFuncOptions<float>().mode(kMax).offsets(offsets).padding_idx(4))));
+  CHECK(equal(bag->weight.as<float>().select(0, 4), zeros<float>({3})));
+
+  const auto w = zeros<double>({6, 2});
+  CHECK(error_of([&] { (void)F::embedding_bag(idx, w); }) == "offsets has to be a 1D Tensor but got None");
+  CHECK(error_of([&] { (void)F::embedding_bag(idx.view({2, 4}), w, F::EmbeddingBagFuncOptions<double>().offsets(offsets)); }) ==
+        "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences. "
+        "However, found offsets of type Tensor");
+  CHECK(error_of([&] { (void)F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions<double>().offsets(tensor<int64_t>({1, 3}))); }) ==
+        "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got 1");
+  CHECK(error_of([&] { (void)F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions<double>().offsets(tensor<int64_t>({0, 3, 9}))); }) ==
+        "offsets[-1] can not be greater than input's length 8 but got offsets[-1] of 9");
+  CHECK(error_of([&] { (void)F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions<double>().offsets(tensor<int64_t>({0, 5, 3}))); }) ==
+        "offsets must be non-decreasing, but offsets[2] = 3 is less than offsets[1] = 5");
+  CHECK(error_of([&] {
+          (void)F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions<double>().offsets(offsets).per_sample_weights(ones<double>({8})));
+        }) == "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got "
+              "mode='mean'). Please open a feature request on GitHub.");
+  CHECK(error_of([&] {
+          (void)F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions<double>().mode(kSum).offsets(offsets).per_sample_weights(ones<double>({7})));
+        }) == "embedding_bag: If per_sample_weights ([7]) is not None, then it must have the same shape as the input ([8])");
+  CHECK(error_of([] { (void)nn::EmbeddingBagOptions(6, 3).mode(kNone); }) == "mode has to be one of sum, mean or max");
+}

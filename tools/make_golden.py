@@ -2715,6 +2715,32 @@ def nn_conv_transpose1d():
                            lambda x, w: F.conv_transpose1d(x, w, stride=3, dilation=2), g)
 
 
+def nn_embedding_bag():
+    """F.embedding_bag in each mode, with padding_idx, include_last_offset,
+    2-D input and per_sample_weights: values and the gradients of weight and
+    per_sample_weights (eb_*)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(127)
+    weight = torch.randn(6, 3, generator=g, dtype=torch.float64)
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 0])
+    save("eb_idx", idx)
+    save("eb_offsets", torch.tensor([0, 3, 3, 5]))
+    save("eb_offsets_last", torch.tensor([0, 3, 3, 5, 8]))
+    for mode in ("sum", "mean", "max"):
+        _save_forward_backward(f"eb_{mode}", [weight], lambda w: F.embedding_bag(idx, w, torch.tensor([0, 3, 3, 5]),
+                                                                               mode=mode), g)
+        _save_forward_backward(f"eb_{mode}_padding", [weight],
+                               lambda w: F.embedding_bag(idx, w, torch.tensor([0, 3, 3, 5]), mode=mode, padding_idx=4), g)
+        _save_forward_backward(f"eb_{mode}_last", [weight],
+                               lambda w: F.embedding_bag(idx, w, torch.tensor([0, 3, 3, 5, 8]), mode=mode,
+                                                         include_last_offset=True), g)
+        _save_forward_backward(f"eb_{mode}_2d", [weight], lambda w: F.embedding_bag(idx.view(2, 4), w, mode=mode), g)
+    psw = torch.randn(8, generator=g, dtype=torch.float64)
+    _save_forward_backward("eb_weighted", [weight, psw],
+                           lambda w, p: F.embedding_bag(idx, w, torch.tensor([0, 3, 3, 5]), mode="sum",
+                                                        per_sample_weights=p), g)
+
+
 # Optimizer trajectories: the same model, data and initial weights, 25 steps
 # of each optimizer and option set; the test runs the same steps in tessera.
 # (name, optimizer, options for one group, or a list of per-group options for
@@ -3099,6 +3125,7 @@ if __name__ == "__main__":
     nn_margin_likelihood_losses()
     nn_fold()
     nn_conv_transpose1d()
+    nn_embedding_bag()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

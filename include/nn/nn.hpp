@@ -20,6 +20,7 @@
 #include "norm.hpp"
 #include "dropout.hpp"
 #include "embedding.hpp"
+#include "embedding_bag.hpp"
 #include "resample.hpp"
 #include "rnn.hpp"
 #include "attention.hpp"
