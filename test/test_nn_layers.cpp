@@ -1044,3 +1044,19 @@ TEST_CASE("EmbeddingBag and F::embedding_bag: PyTorch's bags, gradients, repr an
         }) == "embedding_bag: If per_sample_weights ([7]) is not None, then it must have the same shape as the input ([8])");
   CHECK(error_of([] { (void)nn::EmbeddingBagOptions(6, 3).mode(kNone); }) == "mode has to be one of sum, mean or max");
 }
+
+TEST_CASE("LocalResponseNorm: PyTorch's values, gradients and repr") {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<double>>;
+  check_forward_backward<double>("lrn_3d", 1, [](const V& v) { return F::local_response_norm(v[0], 2); }, 1e-12);
+  check_forward_backward<double>("lrn_4d", 1, [](const V& v) {
+    return F::local_response_norm(v[0], F::LocalResponseNormFuncOptions(3).alpha(0.5).beta(1.5).k(2));
+  }, 1e-12);
+  check_forward_backward<double>("lrn_5d", 1, [](const V& v) {
+    return F::local_response_norm(v[0], F::LocalResponseNormFuncOptions(5).alpha(0.1));
+  }, 1e-12);
+  CHECK(nn::LocalResponseNorm(2)->repr() == "LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)");
+  CHECK(F::local_response_norm(zeros<float>({0, 3, 4}), 2).sizes() == Shape{0, 3, 4});
+  CHECK(error_of([] { (void)F::local_response_norm(zeros<float>({2, 3}), 2); }) ==
+        "Expected 3D or higher dimensionality input (got 2 dimensions)");
+}

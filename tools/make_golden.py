@@ -2741,6 +2741,20 @@ def nn_embedding_bag():
                                                         per_sample_weights=p), g)
 
 
+def nn_local_response_norm():
+    """F.local_response_norm on 3-D, 4-D and 5-D inputs, odd and even sizes:
+    values and gradients (lrn_*)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(131)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    _save_forward_backward("lrn_3d", [rand(2, 5, 4)], lambda x: F.local_response_norm(x, 2), g)
+    _save_forward_backward("lrn_4d", [rand(2, 6, 3, 3)], lambda x: F.local_response_norm(x, 3, alpha=0.5, beta=1.5, k=2.0), g)
+    _save_forward_backward("lrn_5d", [rand(1, 4, 2, 3, 2)], lambda x: F.local_response_norm(x, 5, alpha=0.1), g)
+
+
 # Optimizer trajectories: the same model, data and initial weights, 25 steps
 # of each optimizer and option set; the test runs the same steps in tessera.
 # (name, optimizer, options for one group, or a list of per-group options for
@@ -3126,6 +3140,7 @@ if __name__ == "__main__":
     nn_fold()
     nn_conv_transpose1d()
     nn_embedding_bag()
+    nn_local_response_norm()
     autograd_cases()
     autograd_ops()
     autograd_inplace_views()

@@ -345,4 +345,62 @@ using InstanceNorm2d = ModuleHolder<InstanceNorm2dImpl>;
 using InstanceNorm1dOptions = InstanceNormOptions;
 using InstanceNorm2dOptions = InstanceNormOptions;
 
+// ----- LocalResponseNorm ----------------------------------------------------------
+// libtorch: LocalResponseNormOptions(size).alpha(1e-4).beta(0.75).k(1).
+struct LocalResponseNormOptions {
+  LocalResponseNormOptions(int64_t size) : size_(size) {}  // NOLINT: implicit, nn::LocalResponseNorm(2)
+  LocalResponseNormOptions& alpha(double v) { alpha_ = v; return *this; }
+  LocalResponseNormOptions& beta(double v) { beta_ = v; return *this; }
+  LocalResponseNormOptions& k(double v) { k_ = v; return *this; }
+  int64_t size() const { return size_; }
+  double alpha() const { return alpha_; }
+  double beta() const { return beta_; }
+  double k() const { return k_; }
+
+ private:
+  int64_t size_;
+  double alpha_ = 1e-4, beta_ = 0.75, k_ = 1;
+};
+
+namespace functional {
+using LocalResponseNormFuncOptions = LocalResponseNormOptions;
+
+// x / (k + alpha / size * sum of x^2 over the `size` channels around each
+// one)^beta, for x (N, C, *): the window over channels c - size / 2 to
+// c + (size - 1) / 2, zero past the ends (PyTorch's average pool over a
+// zero-padded channel axis).
+template <detail::FloatElement T>
+Tensor<T> local_response_norm(const Tensor<T>& x, const LocalResponseNormFuncOptions& o) {
+  detail::check(x.dim() >= 3, "Expected 3D or higher dimensionality input (got ", x.dim(), " dimensions)");
+  detail::check(o.size() > 0, "local_response_norm: size must be positive, got ", o.size());
+  if (x.numel() == 0) return x;
+  const int64_t channels = x.size(1), before = o.size() / 2, after = (o.size() - 1) / 2;
+  const Tensor<T> squares = square(x);
+  Shape pad_before = x.sizes(), pad_after = x.sizes();
+  pad_before[1] = before;
+  pad_after[1] = after;
+  const Tensor<T> padded = cat({zeros<T>(pad_before, x.device()), squares, zeros<T>(pad_after, x.device())}, 1);
+  Tensor<T> window = padded.narrow(1, 0, channels);
+  for (int64_t j = 1; j < o.size(); ++j) window = window + padded.narrow(1, j, channels);
+  const Tensor<T> denominator = pow(window * T(o.alpha() / double(o.size())) + T(o.k()), T(o.beta()));
+  return x / denominator;
+}
+}  // namespace functional
+
+class LocalResponseNormImpl : public Module {
+ public:
+  explicit LocalResponseNormImpl(const LocalResponseNormOptions& options) : options(options) {}
+  std::string name() const override { return "LocalResponseNorm"; }
+  std::string extra_repr() const override {
+    return std::to_string(options.size()) + ", alpha=" + detail::python_float_repr(options.alpha()) +
+           ", beta=" + detail::python_float_repr(options.beta()) + ", k=" + detail::python_float_repr(options.k());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return F::local_response_norm(x, options);
+  }
+  LocalResponseNormOptions options;
+};
+using LocalResponseNorm = ModuleHolder<LocalResponseNormImpl>;
+
 }  // namespace tsr::nn
