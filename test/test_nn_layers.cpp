@@ -1043,6 +1043,8 @@ TEST_CASE("EmbeddingBag and F::embedding_bag: PyTorch's bags, gradients, repr an
           (void)F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions<double>().mode(kSum).offsets(offsets).per_sample_weights(ones<double>({7})));
         }) == "embedding_bag: If per_sample_weights ([7]) is not None, then it must have the same shape as the input ([8])");
   CHECK(error_of([] { (void)nn::EmbeddingBagOptions(6, 3).mode(kNone); }) == "mode has to be one of sum, mean or max");
+  CHECK(error_of([] { (void)nn::EmbeddingBag(nn::EmbeddingBagOptions(10, 3).padding_idx(20)); }) ==
+        "padding_idx must be within num_embeddings");
 }
 
 TEST_CASE("LocalResponseNorm: PyTorch's values, gradients and repr") {

@@ -40,6 +40,25 @@ Tensor<T> embedding(const Tensor<int64_t>& indices, const Tensor<T>& weight, std
 }  // namespace functional
 namespace F = functional;
 
+namespace detail_embedding {
+// padding_idx, checked to lie in [-num_embeddings, num_embeddings) (the
+// module's message) and wrapped to a row index.
+inline std::optional<int64_t> wrapped_padding_idx(std::optional<int64_t> p, int64_t num_embeddings,
+                                                  const char* message) {
+  if (!p) return p;
+  detail::check(*p < num_embeddings && *p >= -num_embeddings, message);
+  return *p < 0 ? *p + num_embeddings : *p;
+}
+// The table's initialization: N(0, 1), the padding row zeroed.
+inline void init_table(AnyTensor& weight, std::optional<int64_t> padding_idx) {
+  init::normal_(weight);
+  if (padding_idx) {
+    const NoGradGuard no_grad;
+    weight.as<float>().detach().select(0, *padding_idx).zero_();
+  }
+}
+}  // namespace detail_embedding
+
 // Initialized from N(0, 1) (not PyTorch's values: see docs/nn.md), the
 // padding row zeroed.
 class EmbeddingImpl : public Module {
@@ -50,13 +69,7 @@ class EmbeddingImpl : public Module {
     reset_parameters();
   }
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim) : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
-  void reset_parameters() {
-    init::normal_(weight);
-    if (options.padding_idx()) {
-      const NoGradGuard no_grad;
-      weight.as<float>().detach().select(0, *options.padding_idx()).zero_();
-    }
-  }
+  void reset_parameters() { detail_embedding::init_table(weight, options.padding_idx()); }
   std::string name() const override { return "Embedding"; }
   std::string extra_repr() const override {
     std::string s = std::to_string(options.num_embeddings()) + ", " + std::to_string(options.embedding_dim());
@@ -85,11 +98,8 @@ class EmbeddingImpl : public Module {
 
  private:
   static EmbeddingOptions normalized(EmbeddingOptions o) {
-    if (auto p = o.padding_idx()) {
-      detail::check(*p < o.num_embeddings() && *p >= -o.num_embeddings(), "Padding_idx must be within num_embeddings");
-      if (*p < 0) o.padding_idx(*p + o.num_embeddings());
-    }
-    return o;
+    return o.padding_idx(detail_embedding::wrapped_padding_idx(o.padding_idx(), o.num_embeddings(),
+                                                               "Padding_idx must be within num_embeddings"));
   }
 };
 using Embedding = ModuleHolder<EmbeddingImpl>;

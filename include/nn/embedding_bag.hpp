@@ -159,13 +159,7 @@ class EmbeddingBagImpl : public Module {
   }
   EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim)
       : EmbeddingBagImpl(EmbeddingBagOptions(num_embeddings, embedding_dim)) {}
-  void reset_parameters() {
-    init::normal_(weight);
-    if (options.padding_idx()) {
-      const NoGradGuard no_grad;
-      weight.as<float>().detach().select(0, *options.padding_idx()).zero_();
-    }
-  }
+  void reset_parameters() { detail_embedding::init_table(weight, options.padding_idx()); }
   std::string name() const override { return "EmbeddingBag"; }
   std::string extra_repr() const override {
     std::string s = std::to_string(options.num_embeddings()) + ", " + std::to_string(options.embedding_dim()) +
@@ -192,11 +186,8 @@ class EmbeddingBagImpl : public Module {
 
  private:
   static EmbeddingBagOptions normalized(EmbeddingBagOptions o) {
-    if (auto p = o.padding_idx()) {
-      detail::check(*p < o.num_embeddings() && *p >= -o.num_embeddings(), "padding_idx must be within num_embeddings");
-      if (*p < 0) o.padding_idx(*p + o.num_embeddings());
-    }
-    return o;
+    return o.padding_idx(detail_embedding::wrapped_padding_idx(o.padding_idx(), o.num_embeddings(),
+                                                               "padding_idx must be within num_embeddings"));
   }
 };
 using EmbeddingBag = ModuleHolder<EmbeddingBagImpl>;
