@@ -1147,6 +1147,9 @@ TEST_CASE("linalg.solve with left = false, tensorinv and tensorsolve, with PyTor
         "Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), but got 144 != 4");
   CHECK(error_of([] { (void)linalg::tensorinv(ones<double>({4, 6}), 0); }) ==
         "Expected a strictly positive integer for 'ind', but got 0");
+  // (PyTorch 1.13: "cannot create std::vector larger than max_size()".)
+  CHECK(error_of([] { (void)linalg::tensorinv(ones<double>({4, 6, 8, 3}), 7); }) ==
+        "linalg.tensorinv: Expected 'ind' to be at most the number of dims of the input (4), but got 7");
   CHECK(error_of([] { (void)linalg::tensorinv(zeros<double>({2, 2, 4})); }) ==
         "inv: The diagonal element 1 is zero, the inversion could not be completed because the input matrix is singular.");
   CHECK(error_of([] { (void)linalg::tensorinv(ones<int64_t>({2, 2, 4})); }) ==
