@@ -1003,6 +1003,19 @@ TEST_CASE("linalg.lu_factor, lu, lu_solve and lu_unpack, with PyTorch's factors,
   CHECK((p_only.sizes() == Shape{100, 100} && l_none.sizes() == Shape{0} && u_none.sizes() == Shape{0}));
   CHECK(std::get<0>(lu_unpack(lu100, piv100, true, false)).sizes() == Shape{0});
 
+  // Without pivoting, by hand: [[2, 1], [4, 3]] = [[1, 0], [2, 1]] [[2, 1], [0, 1]], where
+  // partial pivoting would swap the rows; pivots 1, 2 and P = I. On a larger
+  // matrix with a dominant diagonal, L U = A with no permutation.
+  const Tensor<double> two = tensor<double>({2, 1, 4, 3}, {2, 2});
+  const auto [packed_np, pivots_np] = linalg::lu_factor(two, false);
+  CHECK(equal(packed_np, tensor<double>({2, 1, 2, 1}, {2, 2})));
+  CHECK(pivots_np.to_vector() == std::vector<int32_t>{1, 2});
+  CHECK(std::get<1>(linalg::lu_factor(two)).to_vector() == std::vector<int32_t>{2, 2});
+  const Tensor<double> dominant = Tensor<double>(randn<double>({70, 45}) + 20.0 * eye<double>(70, 45));
+  const auto [p_np, l_np, u_np] = linalg::lu(dominant, false);
+  CHECK(equal(p_np, eye<double>(70)));
+  check_close(matmul(l_np, u_np), dominant, 0, 1e-12, "L U without pivoting");
+
   // The second derivatives agree with central differences.
   using V = std::vector<Tensor<double>>;
   for (const Shape& shape : {Shape{3, 3}, Shape{4, 2}, Shape{2, 4}}) {
@@ -1011,6 +1024,9 @@ TEST_CASE("linalg.lu_factor, lu, lu_solve and lu_unpack, with PyTorch's factors,
     const Tensor<double> m = randn<double>(shape);
     CHECK(autograd::gradcheck(f, {m}));
     CHECK(autograd::gradgradcheck(f, {m}));
+    const auto unpivoted = [](const V& v) { return flat_plu(linalg::lu(v[0], false), 0); };
+    const Tensor<double> d = Tensor<double>(m + 3.0 * eye<double>(shape[0], shape[1]));
+    CHECK(autograd::gradcheck(unpivoted, {d}));
   }
   const Tensor<double> m = Tensor<double>(randn<double>({3, 3}) + 3.0 * eye<double>(3)), rhs = randn<double>({3, 2});
   const auto [lu3, piv3] = linalg::lu_factor(m);
@@ -1038,9 +1054,6 @@ TEST_CASE("The LU functions' errors are PyTorch's") {
         "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: [3] instead");
   CHECK(error_of([] { (void)linalg::lu(ones<float>({3})); }) ==
         "linalg.lu: Expected tensor with 2 or more dimensions. Got size: [3] instead");
-  CHECK(error_of([&] { (void)linalg::lu_factor(sq, false); }) ==
-        "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
-  CHECK(error_of([&] { (void)linalg::lu(sq, false); }) == "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
   CHECK(error_of([] { (void)linalg::lu_factor(ones<int64_t>({3, 3})); }) ==
         "linalg.lu_factor: 'Long' tensors have no CPU kernel (as in PyTorch 1.13, whose lu_cpu refuses them); compute "
         "in float or double with tsr::cast");

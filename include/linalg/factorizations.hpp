@@ -46,7 +46,9 @@ inline bool product_worth_threads(int64_t m, int64_t n, int64_t k) { return m * 
 // LU with partial pivoting, P A = L U (LAPACK's getrf), of the m x n matrix
 // a (row-major, rows n apart): on return a holds U on and above the
 // diagonal and L's multipliers below it (L's unit diagonal is not stored);
-// for each of the min(m, n) steps j, row j was swapped with row piv[j].
+// for each of the min(m, n) steps j, row j was swapped with row piv[j]
+// (never, piv[j] = j, without partial_pivoting: A = L U, which exists when
+// every leading minor is nonsingular).
 // Returns 0, or 1 + the index of the first zero pivot: U is then singular,
 // and the factorization still completes, as LAPACK's does.
 //
@@ -59,7 +61,7 @@ inline bool product_worth_threads(int64_t m, int64_t n, int64_t k) { return m * 
 // O(n^3) work is. `parallel` lets that product use the thread pool (false
 // when the caller runs matrices of a batch on the threads).
 template <class T>
-int64_t lu_factor(T* a, int64_t m, int64_t n, int64_t* piv, bool parallel) {
+int64_t lu_factor(T* a, int64_t m, int64_t n, int64_t* piv, bool parallel, bool partial_pivoting = true) {
   constexpr int64_t kPanel = 32;
   const int64_t steps = std::min(m, n);
   int64_t info = 0;
@@ -72,10 +74,10 @@ int64_t lu_factor(T* a, int64_t m, int64_t n, int64_t* piv, bool parallel) {
     for (int64_t c = 0; c < width; ++c) {
       T* const col = panel + c * rows;
       // The first row with the largest magnitude (LAPACK's idamax), so that
-      // ties pivot as PyTorch's do.
+      // ties pivot as PyTorch's do; without partial pivoting, the row itself.
       int64_t p = c;
       T largest = std::abs(col[c]);
-      for (int64_t r = c + 1; r < rows; ++r)
+      for (int64_t r = c + 1; partial_pivoting && r < rows; ++r)
         if (std::abs(col[r]) > largest) largest = std::abs(col[r]), p = r;
       piv[j0 + c] = j0 + p;
       if (p != c)

@@ -71,10 +71,11 @@ lstsq(const EA& ea, const EB& eb, std::optional<double> rcond = std::nullopt,
     const Tensor<T> inverse = where(keep, T(1) / where(keep, s, T(1)), T(0));
     const Tensor<T> x = matmul(vh.transpose(-1, -2), Tensor<T>(inverse.unsqueeze(-1) * matmul(u.transpose(-1, -2), bm)));
     const Tensor<T> none = zeros<T>({0});
-    const Tensor<int64_t> rank = name == "gels" ? zeros<int64_t>({0}) : sum(cast<int64_t>(keep), {-1});
+    const Tensor<int64_t> kept = sum(cast<int64_t>(keep), {-1});
+    const Tensor<int64_t> rank = name == "gels" ? zeros<int64_t>({0}) : kept;
     const Tensor<T> singular_values = name == "gelsd" || name == "gelss" ? s.detach() : none;
     Tensor<T> residuals = none;
-    const bool full_rank = name == "gels" || detail::unrecorded([&] { return all(Tensor<bool>(sum(cast<int64_t>(keep), {-1}) == n)).item(); });
+    const bool full_rank = name == "gels" || all(Tensor<bool>(kept == n)).item();
     if (name != "gelsy" && m > n && full_rank)
       residuals = detail::unrecorded([&] { return Tensor<T>(sum(square(Tensor<T>(matmul(a, x) - bm)), {-2})); });
     return {vector_case ? x.squeeze(-1) : x, residuals, rank, singular_values};

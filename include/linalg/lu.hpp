@@ -168,7 +168,7 @@ struct Factored {
   std::vector<int64_t> info;
 };
 template <class T>
-Factored<T> factor(const Tensor<T>& a) {
+Factored<T> factor(const Tensor<T>& a, bool pivot) {
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   const Shape batch = detail::batch_of(a);
   const int64_t count = detail::numel_of(batch);
@@ -177,7 +177,7 @@ Factored<T> factor(const Tensor<T>& a) {
   if (count > 0 && m * n > 0)
     detail::for_each_matrix(count, [&](int64_t i, bool parallel) {
       f.info[static_cast<std::size_t>(i)] =
-          detail::lu_factor(f.lu.data_ptr() + i * m * n, m, n, piv.data() + i * k, parallel);
+          detail::lu_factor(f.lu.data_ptr() + i * m * n, m, n, piv.data() + i * k, parallel, pivot);
     });
   Shape pivot_shape = batch;
   pivot_shape.push_back(k);
@@ -196,8 +196,7 @@ std::tuple<Tensor<T>, Tensor<int32_t>, Tensor<int32_t>> lu_factor_with_info(cons
   if constexpr (!detail::linalg_type_v<T>) {
     detail::fail_kernel_dtype<T>(fn, "lu_cpu");
   } else {
-    detail::check(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
-    Factored<T> f = factor(a);
+    Factored<T> f = factor(a, pivot);
     if (const int64_t bad = detail::first_failure(f.info); bad >= 0 && check_errors) {
       const int64_t v = f.info[static_cast<std::size_t>(bad)];
       detail::fail<Error>("torch.", fn, ": ", detail::batch_element(a.dim() > 2, bad), "U[", v, ",", v,
@@ -226,8 +225,10 @@ std::tuple<Tensor<T>, Tensor<int32_t>, Tensor<int32_t>> lu_factor_with_info(cons
 
 // The packed LU factors (*, m, n) and pivots (*, min(m, n); int32, 1-based)
 // of each matrix of A (*, m, n). A zero pivot (a singular U, which lu_solve
-// would divide by) throws, with PyTorch's message; pivot = false throws, as
-// on PyTorch's CPU.
+// would divide by) throws, with PyTorch's message. With pivot = false, no
+// rows are swapped (pivots 1, 2, ..., P = I), as PyTorch's CUDA path does
+// (its CPU path refuses it): A = L U, which needs every leading minor
+// nonsingular.
 template <Expression EA>
 std::tuple<Tensor<typename EA::value_type>, Tensor<int32_t>> lu_factor(const EA& ea, bool pivot = true) {
   auto [lu, pivots, info] = detail_la::lu_factor_with_info(Tensor<typename EA::value_type>(ea), pivot,
