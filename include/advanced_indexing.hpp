@@ -1,20 +1,48 @@
-// Indexing with several integer tensors at once, Python's x[i, :, j] and
-// x[i, :, j] = v: torch.index and index_put. The index tensors broadcast
-// together; the dims they index become one flattened dim, so both reduce to
-// the one-dim index and index_add/index_copy (and differentiate as those do).
+// Indexing with several integer tensors or bool masks at once, Python's
+// x[i, :, j], x[mask] and x[i, :, j] = v: torch.index and index_put. A mask
+// stands for the coordinates of its true elements; the index tensors
+// broadcast together; the dims they index become one flattened dim, so both
+// reduce to the one-dim index and index_add/index_copy (and differentiate as
+// those do).
 #pragma once
 #include <numeric>
 #include <optional>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "index_writes.hpp"
 
 namespace tsr {
 
-// One entry per leading dim of the indexed tensor: an int64 index tensor,
-// or std::nullopt for the whole dim (Python's `:`); dims past the list are
-// whole too.
-using Indices = std::vector<std::optional<Tensor<int64_t>>>;
+// One tensor of an advanced index: int64 positions along one dim (negative
+// ones count from the end), or a bool mask over as many dims as it has,
+// which stands for the coordinates of its true elements (Python's x[mask]).
+// An expression is evaluated once, here.
+class IndexTensor {
+ public:
+  template <Expression E>
+  IndexTensor(const E& e) : held_(evaluated(e)) {}  // NOLINT(google-explicit-constructor): as Python's x[i]
+
+  const Tensor<int64_t>* positions() const { return std::get_if<Tensor<int64_t>>(&held_); }
+  const Tensor<bool>* mask() const { return std::get_if<Tensor<bool>>(&held_); }
+
+ private:
+  using Held = std::variant<Tensor<int64_t>, Tensor<bool>>;
+  template <class E>
+  static Held evaluated(const E& e) {
+    using V = typename E::value_type;
+    static_assert(std::is_same_v<V, int64_t> || std::is_same_v<V, bool>,
+                  "tensors used as indices must be long or bool tensors");
+    return Tensor<V>(e);
+  }
+  Held held_;
+};
+
+// The entries of an advanced index, from the first dim on: an index tensor
+// (a mask covers as many dims as it has), or std::nullopt for a whole dim
+// (Python's `:`); dims past the list are whole too.
+using Indices = std::vector<std::optional<IndexTensor>>;
 
 namespace detail {
 
@@ -30,18 +58,55 @@ struct AdvancedIndex {
   Tensor<int64_t> positions;  // 1-D, on the host
 };
 
+// The index with each mask replaced by the coordinates of its true elements,
+// one int64 index tensor per dim it covers (mask.nonzero()'s columns), as
+// PyTorch expands them; every tensor on the host.
 template <class T>
-AdvancedIndex advanced_index(const Tensor<T>& x, const Indices& indices) {
+std::vector<std::optional<Tensor<int64_t>>> expanded_indices(const Tensor<T>& x, const Indices& indices) {
+  std::vector<std::optional<Tensor<int64_t>>> out;
+  for (const auto& entry : indices) {
+    if (!entry) {
+      out.emplace_back();
+    } else if (const Tensor<int64_t>* positions = entry->positions()) {
+      out.emplace_back(host_indices(*positions, x.device()));
+    } else {
+      const Tensor<bool>& mask = *entry->mask();
+      // PyTorch's Python indexing reads a 0-dim mask as a new dim; its index op fails an internal assert.
+      check<IndexError>(mask.dim() > 0, "a 0-dim bool mask cannot index a tensor (Python reads x[True] as "
+                                         "x.unsqueeze(0), and x[False] as x.unsqueeze(0).narrow(0, 0, 0))");
+      if (mask.device() != x.device()) [[unlikely]]
+        fail_mixed_devices(x.device(), mask.device());
+      const int64_t first = static_cast<int64_t>(out.size());
+      for (int64_t j = 0; j < mask.dim(); ++j) {
+        const int64_t d = first + j;
+        check<IndexError>(d < x.dim(), "Dimension out of range (expected to be in range of [", -x.dim(), ", ",
+                          x.dim() - 1, "], but got ", d, ")");
+        check<IndexError>(mask.size(j) == x.size(d), "The shape of the mask ", mask.sizes(), " at index ", j,
+                          " does not match the shape of the indexed tensor ", x.sizes(), " at index ", d);
+      }
+      const Tensor<int64_t> coordinates = nonzero(host_contiguous(mask));  // (true elements, mask.dim())
+      for (int64_t j = 0; j < mask.dim(); ++j) out.emplace_back(coordinates.select(1, j));
+    }
+  }
+  return out;
+}
+
+template <class T>
+AdvancedIndex advanced_index(const Tensor<T>& x, const Indices& entries) {
+  const int64_t entry_count = static_cast<int64_t>(entries.size());
+  check<IndexError>(x.dim() > 0 || entry_count == 0,
+                    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                    "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+  check<IndexError>(entry_count <= x.dim(), "too many indices for tensor of dimension ", x.dim(), " (got ",
+                    entry_count, ")");
+  const auto indices = expanded_indices(x, entries);
   const int64_t n = static_cast<int64_t>(indices.size());
-  check<IndexError>(x.dim() > 0 || n == 0, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                                           "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
-  check<IndexError>(n <= x.dim(), "too many indices for tensor of dimension ", x.dim(), " (got ", n, ")");
   AdvancedIndex a;
   std::vector<Tensor<int64_t>> used;
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (d < n && indices[static_cast<std::size_t>(d)]) {
       a.indexed.push_back(d);
-      used.push_back(host_indices(*indices[static_cast<std::size_t>(d)], x.device()));
+      used.push_back(*indices[static_cast<std::size_t>(d)]);
     } else {
       a.rest.push_back(d);
     }
@@ -193,6 +258,17 @@ Tensor<T>& index_put_(Tensor<T>& x, const Indices& indices, const Tensor<T>& val
     }
   }
   return x.copy_(index_put(x, indices, values, accumulate));
+}
+
+// x[indices...] = value (Python's x[mask] = 0.5), or += with accumulate.
+template <class T, Scalar S>
+Tensor<T> index_put(const Tensor<T>& x, const Indices& indices, S value, bool accumulate = false) {
+  return index_put(x, indices, full<T>({}, static_cast<T>(value), x.device()), accumulate);
+}
+
+template <class T, Scalar S>
+Tensor<T>& index_put_(Tensor<T>& x, const Indices& indices, S value, bool accumulate = false) {
+  return index_put_(x, indices, full<T>({}, static_cast<T>(value), x.device()), accumulate);
 }
 
 }  // namespace tsr

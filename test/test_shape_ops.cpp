@@ -947,3 +947,45 @@ TEST_CASE("indexing with several index tensors: x[i, :, j] and x[i, :, j] = v") 
         "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 4]");
   CHECK(index(m, {std::nullopt}).is_alias_of(m));  // all whole: x itself, as x[:]
 }
+
+TEST_CASE("indexing with bool masks: x[mask] and x[mask] = v") {
+  using V = std::vector<Tensor<double>>;
+  const auto m34 = test::golden<bool>("ai_m34"), m45 = test::golden<bool>("ai_m45");
+  const auto m3 = test::golden<bool>("ai_m3"), m4 = test::golden<bool>("ai_m4");
+  const auto k = test::golden<int64_t>("ai_k"), j2 = test::golden<int64_t>("ai_j2");
+  const std::vector<std::pair<std::string, std::function<Tensor<double>(const V&)>>> cases = {
+      {"mask_first", [&](const V& v) { return index(v[0], {m34}); }},
+      {"mask_after_whole", [&](const V& v) { return index(v[0], {std::nullopt, m45}); }},
+      {"mask_with_index", [&](const V& v) { return index(v[0], {k, m4}); }},
+      {"mask_apart", [&](const V& v) { return index(v[0], {m3, std::nullopt, j2}); }},
+      {"put_mask", [&](const V& v) { return index_put(v[0], {m34}, v[1]); }},
+      {"put_mask_accumulate", [&](const V& v) { return index_put(v[0], {m34}, v[1], true); }},
+  };
+  for (const auto& [name, f] : cases)
+    test::check_forward_backward<double>("ai_" + name, name.rfind("put", 0) == 0 ? 2 : 1, f, 1e-12);
+
+  // A mask is its true elements' coordinates: the same as indexing with nonzero's columns, also when
+  // written as an expression; x[x > 0] = 0 in place, and an all-false mask selects nothing.
+  auto x = tensor<float>({1.f, -2.f, 3.f, -4.f, 5.f, -6.f}).reshape({2, 3});
+  const auto where_negative = nonzero(x < 0.f);
+  CHECK(equal(index(x, {x < 0.f}), index(x, {where_negative.select(1, 0), where_negative.select(1, 1)})));
+  CHECK(equal(index(x, {x < 0.f}), tensor<float>({-2.f, -4.f, -6.f})));
+  index_put_(x, {x > 0.f}, 0);
+  CHECK(equal(x, tensor<float>({0.f, -2.f, 0.f, -4.f, 0.f, -6.f}).reshape({2, 3})));
+  index_put_(x, {std::nullopt, tensor<bool>({true, false, true})}, 1.5f, /*accumulate=*/true);
+  CHECK(equal(x, tensor<float>({1.5f, -2.f, 1.5f, -2.5f, 0.f, -4.5f}).reshape({2, 3})));
+  CHECK(index(x, {zeros<bool>({2, 3})}).sizes() == Shape{0});
+
+  // PyTorch's messages: the mask's dims are checked against those it covers.
+  const auto t = zeros<float>({2, 3, 4});
+  CHECK(index(t, {std::nullopt, zeros<bool>({3}), tensor<int64_t>({1})}).sizes() == Shape{2, 0});
+  CHECK(error_of([&] { (void)index(t, {tensor<bool>({true, false, true})}); }) ==
+        "The shape of the mask [3] at index 0 does not match the shape of the indexed tensor [2, 3, 4] at index 0");
+  CHECK(error_of([&] { (void)index(t, {tensor<int64_t>({0}), ones<bool>({1, 4})}); }) ==
+        "The shape of the mask [1, 4] at index 0 does not match the shape of the indexed tensor [2, 3, 4] at index 1");
+  CHECK(error_of([&] { (void)index(t, {ones<bool>({2, 3, 4, 5})}); }) ==
+        "Dimension out of range (expected to be in range of [-3, 2], but got 3)");
+  CHECK(error_of([&] { (void)index_put(t, {ones<bool>({2, 3})}, zeros<float>({3, 4})); }) ==
+        "shape mismatch: value tensor of shape [3, 4] cannot be broadcast to indexing result of shape [6, 4]");
+  CHECK(error_of([&] { (void)index(t, {ones<bool>({})}); }).rfind("a 0-dim bool mask cannot index", 0) == 0);
+}

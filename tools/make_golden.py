@@ -1879,7 +1879,8 @@ def scatter_reduce_cases():
 def advanced_indexing():
     """x[i, j] and x[i, j] = v with several index tensors (torch.index and
     index_put): adjacent and separated indexed dims, broadcasting indices,
-    negative ones, accumulation over repeats, and gradients (ai_*)."""
+    negative ones, bool masks, accumulation over repeats, and gradients
+    (ai_*)."""
     g = torch.Generator().manual_seed(73)
     x = torch.randn(3, 4, 5, generator=g, dtype=torch.float64)
     i = torch.tensor([[0, 2], [-1, 1]])
@@ -1913,6 +1914,26 @@ def advanced_indexing():
     _save_forward_backward("ai_put_apart", [x, v_apart], put((k, slice(None), j), False), g)
     save("ai_dup", dup)
     _save_forward_backward("ai_put_accumulate", [x, v_dup], lambda t, v: t.index_put((dup,), v, accumulate=True), g)
+    # Bool masks: each stands for its true elements' coordinates, over as many dims as it has.
+    m34 = torch.rand(3, 4, generator=g) < 0.5
+    m45 = torch.rand(4, 5, generator=g) < 0.5
+    m3 = torch.tensor([True, False, True])
+    m4 = torch.tensor([True, False, True, True])
+    j2 = torch.tensor([4, -1])
+    for name, mask in [("m34", m34), ("m45", m45), ("m3", m3), ("m4", m4), ("j2", j2)]:
+        save(f"ai_{name}", mask)
+    mask_cases = {
+        "mask_first": lambda t: t[m34],
+        "mask_after_whole": lambda t: t[:, m45],
+        "mask_with_index": lambda t: t[k, m4],  # k (2, 1) broadcasts with m4's 3 positions
+        "mask_apart": lambda t: t[m3, :, j2],
+    }
+    for name, f in mask_cases.items():
+        _save_forward_backward(f"ai_{name}", [x], f, g)
+    v_row = torch.randn(5, generator=g, dtype=torch.float64)
+    v_each = torch.randn(int(m34.sum()), 5, generator=g, dtype=torch.float64)
+    _save_forward_backward("ai_put_mask", [x, v_row], put((m34,), False), g)
+    _save_forward_backward("ai_put_mask_accumulate", [x, v_each], put((m34,), True), g)
 
 
 def distances():
