@@ -212,6 +212,8 @@ TEST_CASE("layers: dropout, training and evaluation modes") {
   CHECK(kept > 650);
   CHECK(kept < 850);
   CHECK(amax(y).item() == doctest::Approx(1 / 0.75));
+  // Double tensors are scaled by 1 / (1 - p) in double, as PyTorch's.
+  CHECK(amax(nn::F::dropout(ones<double>({100}), 0.3)).item() == 1 / 0.7);
   drop->eval();
   CHECK(bitwise_equal(drop(x), x));
 
@@ -270,6 +272,63 @@ TEST_CASE("channel dropout: Dropout1d, Dropout2d, Dropout3d drop whole channels"
         "dropout1d: Expected 2D or 3D input, but received a 4D input. Note that dropout1d exists to provide channel-wise dropout "
         "on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).");
   CHECK(error_of([] { nn::Dropout2d d(-0.1); }) == "dropout probability has to be between 0 and 1, but got -0.1");
+}
+
+TEST_CASE("AlphaDropout and FeatureAlphaDropout keep SELU's mean and variance; RReLU's slopes") {
+  // With p = 0.5: a = 1 / sqrt((alpha'^2 p + 1)(1 - p)), alpha' = 1.7580993408473766, and b = a alpha' p; kept
+  // elements become a x + b, dropped ones a (-alpha') + b (Klambauer et al.; PyTorch's formula).
+  const double saturation = 1.7580993408473766, a = 1 / std::sqrt((saturation * saturation * 0.5 + 1) * 0.5);
+  const double b = a * saturation * 0.5, dropped_value = a * saturation * (0.5 - 1);
+  manual_seed(11);
+  auto x = randn<double>({100000}).requires_grad_();
+  nn::AlphaDropout drop(0.5);
+  const Tensor<double> y = drop(x);
+  const auto dropped = y == dropped_value;
+  const double dropped_share = sum(cast<double>(dropped)).item() / 100000;
+  CHECK(dropped_share == doctest::Approx(0.5).epsilon(0.02));
+  CHECK(allclose(where(dropped, x.detach() * a + b, y), x.detach() * a + b, 1e-14, 1e-14));
+  // A standard normal input keeps mean 0 and variance 1 (SELU's fixed point), within sampling error.
+  CHECK(std::abs(mean(y).item()) < 0.02);
+  CHECK(var(y).item() == doctest::Approx(1).epsilon(0.02));
+  sum(y).backward();
+  CHECK(bitwise_equal(x.grad(), Tensor<double>(where(dropped, zeros<double>({100000}), full<double>({100000}, a)))));
+  drop->eval();
+  CHECK(bitwise_equal(drop(x.detach()), x.detach()));
+  CHECK(bitwise_equal(nn::F::alpha_dropout(x.detach(), 0.5), x.detach()));  // training = false by default, as PyTorch
+  CHECK(bitwise_equal(nn::F::alpha_dropout(ones({3}), 1.0, true), zeros({3})));
+  // Feature alpha dropout: every channel of every instance dropped or kept whole.
+  const Tensor<float> channels = nn::FeatureAlphaDropout(0.5)(ones({20, 10, 3}));
+  const Tensor<float> first = channels.narrow(2, 0, 1);
+  CHECK(bitwise_equal(channels, first.expand({20, 10, 3})));
+  const auto first_dropped = sum(cast<float>(first == float(dropped_value))).item();
+  CHECK(first_dropped > 0);
+  CHECK(first_dropped < 200);
+  CHECK(error_of([] { nn::F::feature_alpha_dropout(ones({3}), 0.5, true); }) ==
+        "Feature dropout requires at least 2 dimensions in the input");
+  CHECK(error_of([] { nn::F::alpha_dropout(ones({3}), 1.5, true); }) ==
+        "dropout probability has to be between 0 and 1, but got 1.5");
+  CHECK(nn::AlphaDropout()->repr() == "AlphaDropout(p=0.5, inplace=False)");
+  CHECK(nn::FeatureAlphaDropout(0.2)->repr() == "FeatureAlphaDropout(p=0.2, inplace=False)");
+
+  // RReLU in training: each non-positive element gets its own slope in [lower, upper], which is its gradient.
+  nn::RReLU rrelu(nn::RReLUOptions().lower(0.1).upper(0.3));
+  auto v = cat({Tensor<double>(-rand<double>({1000}) - 0.1), zeros<double>({1}), rand<double>({10})}).requires_grad_();
+  const Tensor<double> r = rrelu(v);
+  sum(r).backward();
+  const Tensor<double> slopes = v.grad().narrow(0, 0, 1000);
+  CHECK(amin(slopes).item() >= 0.1);
+  CHECK(amax(slopes).item() <= 0.3);
+  CHECK(amax(slopes).item() - amin(slopes).item() > 0.15);  // spread over the interval, not one slope
+  CHECK(allclose(r.narrow(0, 0, 1000), v.detach().narrow(0, 0, 1000) * slopes, 0, 0));
+  CHECK(v.grad()(1000) >= 0.1);  // at 0 the slope's side, as PyTorch
+  CHECK(bitwise_equal(v.grad().narrow(0, 1001, 10), ones<double>({10})));
+  CHECK(bitwise_equal(r.narrow(0, 1001, 10), v.detach().narrow(0, 1001, 10)));
+  // In evaluation, the mean slope: PyTorch gives rrelu(-1) = -0.2292 with the default bounds.
+  CHECK(nn::F::rrelu(tensor<double>({-1.0})).item() == doctest::Approx(-(1.0 / 8 + 1.0 / 3) / 2));
+  rrelu->eval();
+  CHECK(bitwise_equal(rrelu(v.detach()), Tensor<double>(nn::F::leaky_relu(v.detach(), 0.2))));
+  CHECK(nn::RReLU()->repr() == "RReLU(lower=0.125, upper=0.3333333333333333)");
+  CHECK(error_of([] { nn::F::rrelu(ones({2}), 0.5, 0.2); }) == "Lower bound should be less than or equal to the upper bound");
 }
 
 TEST_CASE("a small CNN trains") {
@@ -896,6 +955,33 @@ TEST_CASE("margin and likelihood losses: PyTorch's values and gradients, as func
   CHECK(error_of([&] { (void)F::multi_margin_loss(x, classes, nn::MultiMarginLossOptions().p(3)); }) ==
         "only p == 1 and p == 2 supported");
   CHECK(error_of([&] { (void)F::multi_margin_loss(x, tensor<int64_t>({0, 1, 5, 0})); }) == "target out of range");
+  // Multi-label margin: targets up to the first -1 (tools/make_golden.py: nn_multilabel_margin).
+  const auto labels = test::golden<int64_t>("mm_target");
+  for (const auto& [tag, red] : {std::pair{"none", nn::Reduction::None}, {"mean", nn::Reduction::Mean},
+                                 {"sum", nn::Reduction::Sum}}) {
+    check_forward_backward<double>(std::string("mm_") + tag, 1, [&](const V& v) {
+      return F::multilabel_margin_loss(v[0], labels, nn::MultiLabelMarginLossOptions().reduction(red));
+    }, 1e-12);
+  }
+  check_forward_backward<double>("mm_1d", 1, [&](const V& v) {
+    return nn::MultiLabelMarginLoss(nn::MultiLabelMarginLossOptions().reduction(nn::Reduction::None))
+        ->forward(v[0], labels.select(0, 1));
+  }, 1e-12);
+  // Hand-checked, as PyTorch: targets {3, 0} against classes {1, 2}: (1.1 + 1.3 + 0.4 + 0.6) / 4.
+  CHECK(F::multilabel_margin_loss(tensor<double>({0.1, 0.2, 0.4, 0.8}), tensor<int64_t>({3, 0, -1, 1})).item() ==
+        doctest::Approx(0.85));
+  CHECK(F::multilabel_margin_loss(tensor<double>({0.5, 0.5}).unsqueeze(0), tensor<int64_t>({0, 0}).unsqueeze(0))
+            .item() == 1.0);  // a class listed twice counts twice
+  CHECK(F::multilabel_margin_loss(full<double>({}, 0.5), full<int64_t>({}, 0)).item() == 0.0);
+  CHECK(nn::MultiLabelMarginLoss()->repr() == "MultiLabelMarginLoss()");
+  CHECK(error_of([&] { (void)F::multilabel_margin_loss(x, tensor<int64_t>({3, 0, -1, 5}).expand({4, 4})); }) ==
+        "inconsistent size [4, 4] for argument #2 'target'");
+  CHECK(error_of([&] { (void)F::multilabel_margin_loss(x, Tensor<int64_t>(labels + int64_t{1})); }) ==
+        "argument #2 'target' is out of range");
+  CHECK(error_of([&] { (void)F::multilabel_margin_loss(x, full<int64_t>({4, 5}, -2)); }) ==
+        "argument #2 'target' is out of range");
+  CHECK(error_of([&] { (void)F::multilabel_margin_loss(zeros<double>({2, 3, 4}), zeros<int64_t>({2, 3, 4})); }) ==
+        "Expected non-empty vector or matrix with optional 0-dim batch size, but got: [2, 3, 4]");
   // Far past exp's range the soft margin loss stays finite: -y x itself.
   CHECK(F::soft_margin_loss(tensor<float>({-200.f}), tensor<float>({1.f})).item() == 200.f);
 }

@@ -2136,6 +2136,20 @@ def nn_margin_likelihood_losses():
                            lambda a, v: F.gaussian_nll_loss(a, target, v, reduction="none"), g)
 
 
+def nn_multilabel_margin():
+    """multilabel_margin_loss: targets ending at the first -1 (entries after
+    it ignored), a class listed twice, no targets, every class a target;
+    each reduction, an unbatched input, and input gradients (mm_*)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(97)
+    x = torch.randn(4, 5, generator=g, dtype=torch.float64)
+    target = torch.tensor([[3, 0, -1, 1, 2], [4, 4, 1, -1, -1], [-1, 2, 2, 2, 2], [0, 1, 2, 3, 4]])
+    save("mm_target", target)
+    for red in ["none", "mean", "sum"]:
+        _save_forward_backward(f"mm_{red}", [x], lambda a: F.multilabel_margin_loss(a, target, reduction=red), g)
+    _save_forward_backward("mm_1d", [x[1]], lambda a: F.multilabel_margin_loss(a, target[1], reduction="none"), g)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -3158,6 +3172,7 @@ if __name__ == "__main__":
     linalg_lstsq()
     linalg_tensor_solves()
     nn_margin_likelihood_losses()
+    nn_multilabel_margin()
     nn_fold()
     nn_conv_transpose1d()
     nn_embedding_bag()

@@ -125,6 +125,16 @@ auto prelu(const Tensor<T>& x, const Tensor<T>& weight) {
   if (weight.numel() > 1) shape[1] = channels;
   return where(x > T(0), x, weight.reshape(shape) * x);
 }
+// The randomized leaky ReLU: in training, each element that is not positive
+// is multiplied by its own slope, drawn uniformly from [lower, upper] (its
+// gradient is that slope); in evaluation, leaky_relu with the mean slope.
+template <detail::FloatElement T>
+Tensor<T> rrelu(const Tensor<T>& x, double lower = 1.0 / 8, double upper = 1.0 / 3, bool training = false) {
+  detail::check(lower <= upper, "Lower bound should be less than or equal to the upper bound");
+  if (!training) return leaky_relu(x, (lower + upper) / 2);
+  const Tensor<T> slopes = detail::placed_on(rand<T>(x.sizes()), x.device()) * T(upper - lower) + T(lower);
+  return where(x > T(0), x, x * slopes);
+}
 }  // namespace functional
 namespace F = functional;
 
@@ -248,6 +258,27 @@ class LeakyReLUImpl : public Module {
   LeakyReLUOptions options;
 };
 using LeakyReLU = ModuleHolder<LeakyReLUImpl>;
+
+struct RReLUOptions {
+  RReLUOptions& lower(double v) { lower_ = v; return *this; }
+  RReLUOptions& upper(double v) { upper_ = v; return *this; }
+  double lower() const { return lower_; }
+  double upper() const { return upper_; }
+ private:
+  double lower_ = 1.0 / 8, upper_ = 1.0 / 3;
+};
+class RReLUImpl : public Module {
+ public:
+  explicit RReLUImpl(const RReLUOptions& options = {}) : options(options) {}
+  std::string name() const override { return "RReLU"; }
+  std::string extra_repr() const override {
+    return "lower=" + detail::python_float_repr(options.lower()) + ", upper=" + detail::python_float_repr(options.upper());
+  }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const { return F::rrelu(x, options.lower(), options.upper(), is_training()); }
+  RReLUOptions options;
+};
+using RReLU = ModuleHolder<RReLUImpl>;
 
 struct ELUOptions {
   ELUOptions& alpha(double v) { alpha_ = v; return *this; }

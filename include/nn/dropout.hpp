@@ -1,8 +1,11 @@
 // Dropout: in training, each element is zeroed with probability p and the
 // rest scaled by 1 / (1 - p); in evaluation, the identity. The mask comes
 // from the seeded generator (manual_seed makes it repeatable); PyTorch draws
-// its mask with bernoulli_, a different stream, so the masks differ.
+// its mask with bernoulli_, a different stream, so the masks differ. Alpha
+// dropout, for SELU networks, sets the dropped elements to SELU's
+// saturation value instead and keeps the mean and variance.
 #pragma once
+#include <cmath>
 #include <string>
 
 #include "activation.hpp"  // python_float_repr
@@ -29,7 +32,7 @@ auto dropout_mask(const Shape& sizes, double p, bool training, Device device) {
   const Tensor<T> u = active ? placed_on(rand<T>(sizes), device) : zeros<T>({}, device);
   const T keep = active ? T(1 - p) : T(training && p == 1 ? 0 : 1);
   const T scale = active ? T(1 / (1 - p)) : T(1);
-  return where(u < keep, scale, T(0));
+  return where(u < keep, ScalarLeaf<T>(scale), T(0));  // two bare numbers beside a bool would be float
 }
 }  // namespace tsr::detail
 
@@ -87,6 +90,36 @@ Tensor<T> dropout3d(const Tensor<T>& x, double p = 0.5, bool training = true) {
   detail::check(x.dim() >= 2, "dropout3d: Expected an input of at least 2 dimensions (N, C, *), got ", x.sizes());
   return feature_dropout(x, p, training, x.dim() != 4);
 }
+
+// Alpha dropout, for SELU networks: in training each element (or, in
+// feature_alpha_dropout, each channel of each instance, the input being
+// (N, C, *)) is set with probability p to SELU's negative saturation
+// -alpha' (alpha' = scale * alpha), and then everything is mapped by
+// a x + b, with a = 1 / sqrt((alpha'^2 p + 1)(1 - p)) and b = a alpha' p,
+// which keeps zero mean and unit variance. p = 1 gives zeros, as PyTorch.
+template <detail::FloatElement T>
+Tensor<T> alpha_dropout_over(const Tensor<T>& x, double p, bool training, std::size_t mask_dims) {
+  detail::check_dropout_probability(p);
+  if (!training || p == 0) return x;
+  if (p == 1) return x * T(0);
+  Shape mask = x.sizes();
+  for (std::size_t d = mask_dims; d < mask.size(); ++d) mask[d] = 1;
+  // selu_scale * selu_alpha, as PyTorch writes it (the product of the two constants rounds one ulp higher).
+  constexpr double saturation = 1.7580993408473766;
+  const double a = 1 / std::sqrt((saturation * saturation * p + 1) * (1 - p));
+  const Tensor<bool> kept = detail::placed_on(rand<T>(mask), x.device()) < T(1 - p);
+  return x * where(kept, ScalarLeaf<T>(T(a)), T(0)) +
+         where(kept, ScalarLeaf<T>(T(a * saturation * p)), T(a * saturation * (p - 1)));
+}
+template <detail::FloatElement T>
+Tensor<T> alpha_dropout(const Tensor<T>& x, double p = 0.5, bool training = false) {
+  return alpha_dropout_over(x, p, training, x.sizes().size());
+}
+template <detail::FloatElement T>
+Tensor<T> feature_alpha_dropout(const Tensor<T>& x, double p = 0.5, bool training = false) {
+  detail::check(x.dim() >= 2, "Feature dropout requires at least 2 dimensions in the input");
+  return alpha_dropout_over(x, p, training, 2);
+}
 }  // namespace functional
 namespace F = functional;
 
@@ -130,7 +163,28 @@ using Dropout2dImpl = FeatureDropoutImpl<2>;
 using Dropout2d = ModuleHolder<Dropout2dImpl>;
 using Dropout3dImpl = FeatureDropoutImpl<3>;
 using Dropout3d = ModuleHolder<Dropout3dImpl>;
+
+// AlphaDropout and FeatureAlphaDropout (F::alpha_dropout, F::feature_alpha_dropout).
+template <bool Feature>
+class AlphaDropoutBaseImpl : public Module {
+ public:
+  explicit AlphaDropoutBaseImpl(const DropoutOptions& options = {}) : options(options) {}
+  std::string name() const override { return Feature ? "FeatureAlphaDropout" : "AlphaDropout"; }
+  std::string extra_repr() const override { return "p=" + detail::python_float_repr(options.p()) + ", inplace=False"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    if constexpr (Feature) return F::feature_alpha_dropout(x, options.p(), is_training());
+    else return F::alpha_dropout(x, options.p(), is_training());
+  }
+  DropoutOptions options;
+};
+using AlphaDropoutImpl = AlphaDropoutBaseImpl<false>;
+using AlphaDropout = ModuleHolder<AlphaDropoutImpl>;
+using FeatureAlphaDropoutImpl = AlphaDropoutBaseImpl<true>;
+using FeatureAlphaDropout = ModuleHolder<FeatureAlphaDropoutImpl>;
 using Dropout1dOptions = DropoutOptions;
+using AlphaDropoutOptions = DropoutOptions;
+using FeatureAlphaDropoutOptions = DropoutOptions;
 using Dropout2dOptions = DropoutOptions;
 using Dropout3dOptions = DropoutOptions;
 

@@ -1,7 +1,7 @@
 // The margin losses of classification beside the ones in loss.hpp:
-// soft_margin_loss, multilabel_soft_margin_loss, hinge_embedding_loss and
-// multi_margin_loss, functional and as modules, with PyTorch 1.13's
-// formulas, reductions and errors.
+// soft_margin_loss, multilabel_soft_margin_loss, hinge_embedding_loss,
+// multi_margin_loss and multilabel_margin_loss, functional and as modules,
+// with PyTorch 1.13's formulas, reductions and errors.
 #pragma once
 #include <string>
 
@@ -54,7 +54,10 @@ struct MultiMarginLossOptions : LossOptionsBase<MultiMarginLossOptions> {
   AnyTensor weight_;
 };
 
+struct MultiLabelMarginLossOptions : LossOptionsBase<MultiLabelMarginLossOptions> {};
+
 namespace functional {
+using MultiLabelMarginLossFuncOptions = MultiLabelMarginLossOptions;
 using SoftMarginLossFuncOptions = SoftMarginLossOptions;
 using MultiLabelSoftMarginLossFuncOptions = MultiLabelSoftMarginLossOptions;
 using HingeEmbeddingLossFuncOptions = HingeEmbeddingLossOptions;
@@ -119,7 +122,58 @@ Tensor<T> multi_margin_loss(const Tensor<T>& input, const Tensor<int64_t>& targe
   return detail::reduce_loss<T>(per_sample, o.reduction());
 }
 
+
+// For each sample: its target classes are target's entries up to the first
+// -1; the loss is the sum over target classes j and non-target classes i of
+// max(0, 1 - (x[j] - x[i])), over the number of classes (a class listed
+// twice counts twice). input (N, C), (C) or (); target int64 of its shape.
+template <detail::FloatElement T>
+Tensor<T> multilabel_margin_loss(const Tensor<T>& input, const Tensor<int64_t>& target,
+                                 const MultiLabelMarginLossOptions& o = {}) {
+  detail::check(input.dim() == 0 || (input.dim() <= 2 && input.size(-1) != 0),
+                "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", input.sizes());
+  const int64_t classes = input.dim() == 0 ? 1 : input.size(-1);
+  const bool batched = input.dim() == 2;
+  detail::check(batched ? target.sizes() == input.sizes() : target.dim() <= 1 && target.numel() == classes,
+                "inconsistent size ", target.sizes(), " for argument #2 'target'");
+  const Tensor<T> x = input.reshape({-1, classes});
+  const Tensor<int64_t> y = detail::host_contiguous(target.reshape({-1, classes}));
+  // On the host: which target slots count, which classes are targets, and
+  // each counted slot's class (0 for the others, which are masked out).
+  auto counted_slot = zeros<bool>(x.sizes()), is_target = zeros<bool>(x.sizes());
+  auto slot_class = zeros<int64_t>(x.sizes());
+  for (int64_t i = 0; i < y.numel(); ++i)
+    detail::check(y.data_ptr()[i] >= -1 && y.data_ptr()[i] < classes, "argument #2 'target' is out of range");
+  for (int64_t n = 0; n < x.size(0); ++n) {
+    for (int64_t j = 0; j < classes && y.data_ptr()[n * classes + j] >= 0; ++j) {
+      const int64_t c = y.data_ptr()[n * classes + j];
+      counted_slot.data_ptr()[n * classes + j] = true;
+      is_target.data_ptr()[n * classes + c] = true;
+      slot_class.data_ptr()[n * classes + j] = c;
+    }
+  }
+  const Device device = x.device();
+  const Tensor<T> of_target = gather(x, 1, detail::placed_on(slot_class, device)).unsqueeze(2);  // (N, slots, 1)
+  const auto margins = clamp_min(T(1) - of_target + x.unsqueeze(1), T(0));                       // (N, slots, classes)
+  const Tensor<bool> pairs = detail::placed_on(counted_slot, device).unsqueeze(2) &
+                             !detail::placed_on(is_target, device).unsqueeze(1);
+  Tensor<T> per_sample = sum(where(pairs, margins, T(0)), Shape{1, 2}) / T(classes);
+  if (!batched) per_sample = per_sample.reshape({});
+  return detail::reduce_loss<T>(per_sample, o.reduction());
+}
+
 }  // namespace functional
+
+class MultiLabelMarginLossImpl : public LossImpl<MultiLabelMarginLossOptions> {
+ public:
+  using LossImpl::LossImpl;
+  std::string name() const override { return "MultiLabelMarginLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& input, const Tensor<int64_t>& target) const {
+    return F::multilabel_margin_loss(input, target, options);
+  }
+};
+using MultiLabelMarginLoss = ModuleHolder<MultiLabelMarginLossImpl>;
 
 class SoftMarginLossImpl : public LossImpl<SoftMarginLossOptions> {
  public:
