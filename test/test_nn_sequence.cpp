@@ -396,3 +396,88 @@ TEST_CASE("transformer decoder and Transformer: values and gradients as PyTorch'
         "the feature number of src and tgt must be equal to d_model");
   CHECK(error_of([] { (void)nn::TransformerDecoder(nn::TransformerDecoderLayer(8, 2), 0); }) == "num_layers must be positive");
 }
+
+TEST_CASE("CTCLoss: PyTorch's losses and gradients, every target layout and reduction; errors") {
+  namespace F = nn::F;
+  using V = std::vector<Tensor<double>>;
+  using test::check_forward_backward;
+  const auto targets = test::golden<int64_t>("ctc_targets"), concatenated = test::golden<int64_t>("ctc_concatenated");
+  const auto input_lengths = test::golden<int64_t>("ctc_input_lengths");
+  const auto target_lengths = test::golden<int64_t>("ctc_target_lengths");
+  for (const auto& [tag, red] : {std::pair{"none", nn::Reduction::None}, {"mean", nn::Reduction::Mean},
+                                 {"sum", nn::Reduction::Sum}}) {
+    check_forward_backward<double>(std::string("ctc_") + tag, 1, [&](const V& v) {
+      return F::ctc_loss(log_softmax(v[0], 2), targets, input_lengths, target_lengths,
+                         nn::CTCLossOptions().reduction(red));
+    }, 1e-12);
+  }
+  // The log-probabilities' own gradient is PyTorch's formula, which assumes a log_softmax before.
+  check_forward_backward<double>("ctc_raw", 1, [&](const V& v) {
+    return nn::CTCLoss(nn::CTCLossOptions().reduction(nn::Reduction::Sum))
+        ->forward(v[0], targets, input_lengths, target_lengths);
+  }, 1e-12);
+  check_forward_backward<double>("ctc_concat", 1, [&](const V& v) {
+    return F::ctc_loss(log_softmax(v[0], 2), concatenated, std::vector<int64_t>{12, 9, 7, 10},
+                       std::vector<int64_t>{5, 3, 0, 4}, nn::CTCLossOptions().reduction(nn::Reduction::None));
+  }, 1e-12);
+  check_forward_backward<double>("ctc_blank_last", 1, [&](const V& v) {
+    return F::ctc_loss(log_softmax(v[0], 2), test::golden<int64_t>("ctc_targets_blank_last"), input_lengths,
+                       target_lengths, nn::CTCLossOptions().blank(5).reduction(nn::Reduction::None));
+  }, 1e-12);
+  check_forward_backward<double>("ctc_unbatched", 1, [&](const V& v) {
+    return F::ctc_loss(log_softmax(v[0], 1), targets.select(0, 0), input_lengths.select(0, 0),
+                       target_lengths.select(0, 0), nn::CTCLossOptions().reduction(nn::Reduction::None));
+  }, 1e-12);
+  const auto short_lengths = test::golden<int64_t>("ctc_short_lengths");
+  check_forward_backward<double>("ctc_zero_infinity", 1, [&](const V& v) {
+    return F::ctc_loss(log_softmax(v[0], 2), targets, short_lengths, target_lengths,
+                       nn::CTCLossOptions().zero_infinity(true).reduction(nn::Reduction::None));
+  }, 1e-12);
+  check_forward_backward<float>("ctc_f32", 1, [&](const std::vector<Tensor<float>>& v) {
+    return F::ctc_loss(log_softmax(v[0], 2), targets, input_lengths, target_lengths);
+  }, 2e-5);
+
+  // A target that cannot fit its frames: an infinite loss whose gradient is NaN, as PyTorch's, unless
+  // zero_infinity.
+  const auto lp = log_softmax(test::golden<double>("ctc_none_in0"), 2).eval().requires_grad_();
+  const Tensor<double> impossible =
+      F::ctc_loss(lp, targets, short_lengths, target_lengths, nn::CTCLossOptions().reduction(nn::Reduction::None));
+  CHECK(std::isinf(impossible(0)));
+  sum(impossible).backward();
+  CHECK(all(isnan(lp.grad().narrow(0, 0, 3).select(1, 0))).item());
+  CHECK(all(lp.grad().narrow(0, 3, 9).select(1, 0) == 0.0).item());  // frames past the input's length
+  // No frames: the empty alignment only (PyTorch 1.13 reads uninitialized memory here).
+  const Tensor<double> empty = F::ctc_loss(lp, targets, std::vector<int64_t>{0, 9, 0, 10},
+                                           std::vector<int64_t>{0, 3, 1, 4}, nn::CTCLossOptions().reduction(nn::Reduction::None));
+  CHECK(empty(0) == 0.0);
+  CHECK(std::isinf(empty(2)));
+  // A hand-worked case: one frame, one label: the loss is -lp[0, label].
+  const auto one = log_softmax(tensor<double>({0.5, -1.0, 2.0}).reshape({1, 1, 3}), 2).eval();
+  CHECK(F::ctc_loss(one, tensor<int64_t>({2}), std::vector<int64_t>{1}, std::vector<int64_t>{1},
+                    nn::CTCLossOptions().reduction(nn::Reduction::Sum)).item() == doctest::Approx(-one(0, 0, 2)));
+  // Its gradient cannot be differentiated again, as in PyTorch.
+  const Tensor<double> loss = F::ctc_loss(lp, targets, input_lengths, target_lengths);
+  const auto grads = autograd::grad({loss}, {lp}, {}, false, /*create_graph=*/true);
+  CHECK(error_of([&] { (void)autograd::grad({sum(grads[0])}, {lp}); }).rfind("ctc_loss: its gradient cannot be differentiated again", 0) == 0);
+  CHECK(nn::CTCLoss()->repr() == "CTCLoss()");
+
+  const auto x = test::golden<double>("ctc_none_in0");
+  auto error = [&](const Tensor<int64_t>& tg, std::vector<int64_t> il, std::vector<int64_t> tl, int64_t blank = 0) {
+    return error_of([&] { (void)F::ctc_loss(x, tg, il, tl, nn::CTCLossOptions().blank(blank)); });
+  };
+  const std::vector<int64_t> il{12, 9, 7, 10}, tl{5, 3, 0, 4};
+  CHECK(error(targets, il, tl, 6) == "blank must be in label range");
+  CHECK(error(targets, il, tl, -1) == "blank must be in label range");
+  CHECK(error(targets, {12}, tl) == "input_lengths must be of size batch_size");
+  CHECK(error(targets, il, {5, 3}) == "target_lengths must be of size batch_size");
+  CHECK(error(targets, {13, 9, 7, 10}, tl) ==
+        "Expected input_lengths to have value at most 12, but got value 13 (while checking arguments for ctc_loss_cpu)");
+  CHECK(error(targets, il, {6, 3, 0, 4}) == "Expected tensor to have size at least 6 at dimension 1, but got size 5 "
+                                            "for argument #2 'targets' (while checking arguments for ctc_loss_cpu)");
+  CHECK(error(concatenated.narrow(0, 0, 11), il, tl) == "Expected tensor to have size 12 at dimension 0, but got size "
+                                                        "11 for argument #2 'targets' (while checking arguments for ctc_loss_cpu)");
+  CHECK(error(targets, {-1, 9, 7, 10}, tl) == "ctc_loss: input_lengths must be non-negative, but got -1");
+  CHECK(error(Tensor<int64_t>(targets + int64_t{1}), il, tl) == "ctc_loss: target label 6 is out of range for 6 classes");
+  CHECK(error_of([&] { (void)F::ctc_loss(x.select(0, 0).select(0, 0), targets, il, tl); }) ==
+        "ctc_loss: log_probs must be (T, N, C) or, unbatched, (T, C), but got [6]");
+}

@@ -2150,6 +2150,44 @@ def nn_multilabel_margin():
     _save_forward_backward("mm_1d", [x[1]], lambda a: F.multilabel_margin_loss(a, target[1], reduction="none"), g)
 
 
+def nn_ctc_loss():
+    """ctc_loss: padded and concatenated targets, repeated labels, an empty
+    target, inputs shorter than the frames, the blank last, unbatched,
+    zero_infinity, each reduction, float and double; gradients through a
+    log_softmax and of the log-probabilities themselves, PyTorch's formula
+    (ctc_*)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(101)
+    logits = torch.randn(12, 4, 6, generator=g, dtype=torch.float64)
+    targets = torch.tensor([[1, 2, 2, 5, 3], [4, 4, 4, 0, 0], [0, 0, 0, 0, 0], [5, 1, 3, 1, 2]])
+    input_lengths = torch.tensor([12, 9, 7, 10])
+    target_lengths = torch.tensor([5, 3, 0, 4])
+    concatenated = torch.cat([targets[i, :target_lengths[i]] for i in range(4)])
+    save("ctc_targets", targets)
+    save("ctc_concatenated", concatenated)
+    save("ctc_input_lengths", input_lengths)
+    save("ctc_target_lengths", target_lengths)
+    for red in ["none", "mean", "sum"]:
+        _save_forward_backward(f"ctc_{red}", [logits], lambda a: F.ctc_loss(
+            a.log_softmax(2), targets, input_lengths, target_lengths, reduction=red), g)
+    _save_forward_backward("ctc_raw", [logits.log_softmax(2)], lambda lp: F.ctc_loss(
+        lp, targets, input_lengths, target_lengths, reduction="sum"), g)
+    _save_forward_backward("ctc_concat", [logits], lambda a: F.ctc_loss(
+        a.log_softmax(2), concatenated, input_lengths, target_lengths, reduction="none"), g)
+    last = targets.clamp_max(4)  # labels 0-4, blank 5
+    save("ctc_targets_blank_last", last)
+    _save_forward_backward("ctc_blank_last", [logits], lambda a: F.ctc_loss(
+        a.log_softmax(2), last, input_lengths, target_lengths, blank=5, reduction="none"), g)
+    _save_forward_backward("ctc_unbatched", [logits[:, 0]], lambda a: F.ctc_loss(
+        a.log_softmax(1), targets[0], input_lengths[0], target_lengths[0], reduction="none"), g)
+    short = torch.tensor([3, 9, 7, 10])  # sample 0 cannot fit its 5 labels into 3 frames
+    save("ctc_short_lengths", short)
+    _save_forward_backward("ctc_zero_infinity", [logits], lambda a: F.ctc_loss(
+        a.log_softmax(2), targets, short, target_lengths, reduction="none", zero_infinity=True), g)
+    _save_forward_backward("ctc_f32", [logits.float()], lambda a: F.ctc_loss(
+        a.log_softmax(2), targets, input_lengths, target_lengths), g)
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -3173,6 +3211,7 @@ if __name__ == "__main__":
     linalg_tensor_solves()
     nn_margin_likelihood_losses()
     nn_multilabel_margin()
+    nn_ctc_loss()
     nn_fold()
     nn_conv_transpose1d()
     nn_embedding_bag()

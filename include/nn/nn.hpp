@@ -15,6 +15,7 @@
 #include "loss.hpp"
 #include "margin_losses.hpp"
 #include "likelihood_losses.hpp"
+#include "ctc_loss.hpp"
 #include "conv.hpp"
 #include "fold.hpp"
 #include "norm.hpp"
