@@ -14,8 +14,8 @@ using test::keys_of;
 namespace {
 
 // The text between "=== name" and the next "===" line of nn_modules.txt.
-std::string module_text(const std::string& section) {
-  std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/nn_modules.txt");
+std::string module_text(const std::string& section, const std::string& file = "nn_modules.txt") {
+  std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/" + file);
   std::string line, out;
   bool inside = false;
   while (std::getline(in, line)) {
@@ -225,6 +225,49 @@ TEST_CASE("modules: repr, names and state_dict keys as PyTorch's") {
   CHECK(error_of([&] {
           net->features->load_state_dict({{"1.weight", zeros({2, 3})}, {"1.bias", zeros({8})}, {"x", zeros({1})}});
         }) == module_text("load_error"));
+}
+
+TEST_CASE("ParameterList and ParameterDict: registered parameters, PyTorch's reprs and keys") {
+  auto text = [](const std::string& section) { return module_text(section, "nn_parameter_containers.txt"); };
+  nn::ParameterList list(zeros({2, 3}), zeros<double>({4}));
+  list->append(zeros({}));
+  nn::ParameterDict dict;
+  dict->insert("scale", zeros({2}));
+  dict->insert("shift", zeros<double>({1, 2}));
+  CHECK(list->repr() == text("list"));
+  CHECK(dict->repr() == text("dict"));
+  CHECK(nn::ParameterList(zeros({3}))->repr() == text("one"));
+  CHECK(nn::ParameterList()->repr() + " " + nn::ParameterDict()->repr() == text("empty"));
+  struct OwnerImpl : nn::Module {
+    nn::ParameterList weights;
+    nn::ParameterDict by_name;
+    OwnerImpl(nn::ParameterList w, nn::ParameterDict d)
+        : weights(register_module("weights", w)), by_name(register_module("by_name", d)) {}
+  };
+  auto owner = std::make_shared<OwnerImpl>(list, dict);
+  CHECK(owner->repr() == text("owner"));
+  CHECK(keys_of(owner->state_dict()) == text("state_dict"));
+
+  // Each entry is a leaf that requires grad, seen by the optimizers; inserting a name again replaces it.
+  CHECK(list->size() == 3);
+  CHECK((*list)[1].as<double>().requires_grad());
+  const auto params = owner->parameters();
+  CHECK(params.size() == 5);
+  sum((*list)[0].as<float>() * 2.f).backward();
+  CHECK(bitwise_equal(params[0].as<float>().grad(), full({2, 3}, 2.f)));  // the same tensor
+  dict->insert("scale", ones({5}));
+  CHECK(dict->size() == 2);
+  CHECK((*dict)["scale"].sizes() == Shape{5});
+  CHECK((*dict)["scale"].requires_grad());
+  CHECK(owner->named_parameters()[3].second.sizes() == Shape{5});  // the registered slot itself
+  CHECK(dict->contains("shift"));
+  CHECK(dict->keys() == std::vector<std::string>{"scale", "shift"});
+  int64_t count = 0;
+  for (const AnyTensor& p : *list) count += p.numel();
+  CHECK(count == 11);
+  CHECK(error_of([&] { (void)(*dict)["bias"]; }) == "ParameterDict has no parameter named 'bias'");
+  CHECK(error_of([&] { (void)(*list)[3]; }) == "index 3 is out of range");
+  CHECK(error_of([&] { list->append(zeros<int64_t>({2})); }) == "Only Tensors of floating point dtype can require gradients");
 }
 
 TEST_CASE("modules: load_state_dict copies, converts, and changes nothing on error") {

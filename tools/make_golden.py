@@ -2188,6 +2188,26 @@ def nn_ctc_loss():
         a.log_softmax(2), targets, input_lengths, target_lengths), g)
 
 
+def nn_parameter_containers():
+    """nn.ParameterList and nn.ParameterDict: reprs (float, double, 0-d,
+    one and several entries, empty, nested) and state_dict keys, as text."""
+    import torch.nn as nn
+    P = nn.Parameter
+    plist = nn.ParameterList([P(torch.zeros(2, 3)), P(torch.zeros(4, dtype=torch.float64)), P(torch.zeros(()))])
+    pdict = nn.ParameterDict({"scale": P(torch.zeros(2)), "shift": P(torch.zeros(1, 2, dtype=torch.float64))})
+    owner = nn.Module()
+    owner.weights = plist
+    owner.by_name = pdict
+    with open(os.path.join(OUT, "nn_parameter_containers.txt"), "w") as f:
+        f.write("=== list\n" + repr(plist) + "\n")
+        f.write("=== dict\n" + repr(pdict) + "\n")
+        f.write("=== one\n" + repr(nn.ParameterList([P(torch.zeros(3))])) + "\n")
+        f.write("=== empty\n" + repr(nn.ParameterList()) + " " + repr(nn.ParameterDict()) + "\n")
+        f.write("=== owner\n" + repr(owner) + "\n")
+        f.write("=== state_dict\n" + "\n".join(owner.state_dict().keys()) + "\n")
+        f.write("=== end\n")
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -3212,6 +3232,7 @@ if __name__ == "__main__":
     nn_margin_likelihood_losses()
     nn_multilabel_margin()
     nn_ctc_loss()
+    nn_parameter_containers()
     nn_fold()
     nn_conv_transpose1d()
     nn_embedding_bag()

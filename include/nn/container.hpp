@@ -1,6 +1,8 @@
 // Containers: Sequential (a chain of modules called in order), ModuleList
-// and ModuleDict (modules held and registered, called by the user).
+// and ModuleDict (modules held and registered, called by the user), and
+// ParameterList and ParameterDict (parameters held and registered).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,6 +17,22 @@ template <class M>
 auto module_ptr(const M& m) {
   if constexpr (requires { m.ptr(); }) return m.ptr();
   else return m;  // a std::shared_ptr<Impl>
+}
+
+// One line of ParameterList's and ParameterDict's repr, as PyTorch prints
+// it: "  (0): Parameter containing: [torch.float32 of size 2x3]";
+// ParameterDict names the type the legacy way, torch.FloatTensor.
+inline std::string parameter_line(const std::string& key, const AnyTensor& p, bool legacy_type_name) {
+  std::string line = "  (" + key + "): ";
+  if (!p.defined()) return line + "Object of type: NoneType";
+  std::string sizes;
+  for (int64_t s : p.sizes()) sizes += (sizes.empty() ? "" : "x") + std::to_string(s);
+  const Device device = p.visit([](const auto& t) { return t.device(); });
+  const std::string type = legacy_type_name
+      ? std::string("torch.") + (device.is_cpu() ? "" : "cuda.") + p.scalar_type_name() + "Tensor"
+      : std::string(p.dtype_name());
+  return line + "Parameter containing: [" + type + " of size " + sizes +
+         (device.is_cpu() ? "" : " (GPU " + std::to_string(device.index) + ")") + "]";
 }
 }  // namespace tsr::detail
 
@@ -190,5 +208,97 @@ class ModuleDictImpl : public Module {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> items_;
 };
 using ModuleDict = ModuleHolder<ModuleDictImpl>;
+
+// Parameters held in a list and registered as "0", "1", ... (each a leaf
+// that requires grad), so that parameters(), state_dict() and the
+// optimizers see them.
+class ParameterListImpl : public Module {
+ public:
+  ParameterListImpl() = default;
+  template <class... Ts>
+    requires(sizeof...(Ts) > 0)
+  explicit ParameterListImpl(Ts&&... params) {
+    (append(AnyTensor(std::forward<Ts>(params))), ...);
+  }
+  std::string name() const override { return "ParameterList"; }
+  std::string extra_repr() const override {
+    std::string out;
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      out += (i ? "\n" : "") + detail::parameter_line(std::to_string(i), slots_[i], false);
+    return out;
+  }
+  void append(AnyTensor p) { slots_.emplace_back(register_parameter(std::to_string(slots_.size()), std::move(p))); }
+  template <class Range>
+  void extend(const Range& params) {
+    for (const auto& p : params) append(AnyTensor(p));
+  }
+  std::size_t size() const { return slots_.size(); }
+  bool is_empty() const { return slots_.empty(); }
+  AnyTensor& operator[](std::size_t i) const {
+    detail::check<IndexError>(i < slots_.size(), "index ", i, " is out of range");
+    return slots_[i];
+  }
+  auto begin() const { return slots_.begin(); }  // each a reference_wrapper<AnyTensor>
+  auto end() const { return slots_.end(); }
+
+ private:
+  std::vector<std::reference_wrapper<AnyTensor>> slots_;
+};
+using ParameterList = ModuleHolder<ParameterListImpl>;
+
+// Parameters by name, in insertion order, registered under their names.
+// Inserting a name again replaces its value, as PyTorch's.
+class ParameterDictImpl : public Module {
+ public:
+  ParameterDictImpl() = default;
+  std::string name() const override { return "ParameterDict"; }
+  std::string extra_repr() const override {
+    std::string out;
+    for (const auto& [k, p] : items_) out += (out.empty() ? "" : "\n") + detail::parameter_line(k, p, true);
+    return out;
+  }
+  AnyTensor& insert(const std::string& key, AnyTensor p) {
+    for (auto& [k, slot] : items_) {
+      if (k != key) continue;
+      AnyTensor replacement = p.detach();
+      replacement.visit([]<class T>(Tensor<T>& t) {
+        if (!t.defined()) return;
+        if constexpr (is_floating_v<T>) t.requires_grad_(true);
+        else detail::fail<Error>("Only Tensors of floating point dtype can require gradients");
+      });
+      return slot.get() = std::move(replacement);
+    }
+    items_.emplace_back(key, register_parameter(key, std::move(p)));
+    return items_.back().second;
+  }
+  std::size_t size() const { return items_.size(); }
+  bool is_empty() const { return items_.empty(); }
+  bool contains(const std::string& key) const {
+    for (const auto& [k, p] : items_)
+      if (k == key) return true;
+    return false;
+  }
+  AnyTensor& operator[](const std::string& key) const {
+    for (const auto& [k, p] : items_)
+      if (k == key) return p;
+    detail::fail<IndexError>("ParameterDict has no parameter named '", key, "'");
+  }
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& [k, p] : items_) out.push_back(k);
+    return out;
+  }
+  std::vector<AnyTensor> values() const {
+    std::vector<AnyTensor> out;
+    for (const auto& [k, p] : items_) out.push_back(p);
+    return out;
+  }
+  auto begin() const { return items_.begin(); }  // (key, reference_wrapper<AnyTensor>) pairs
+  auto end() const { return items_.end(); }
+
+ private:
+  std::vector<std::pair<std::string, std::reference_wrapper<AnyTensor>>> items_;
+};
+using ParameterDict = ModuleHolder<ParameterDictImpl>;
 
 }  // namespace tsr::nn
