@@ -1148,3 +1148,96 @@ TEST_CASE("LocalResponseNorm: PyTorch's values, gradients and repr") {
   CHECK(error_of([] { (void)F::local_response_norm(zeros<float>({2, 3}), 2); }) ==
         "Expected 3D or higher dimensionality input (got 2 dimensions)");
 }
+
+TEST_CASE("3-d layers: Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, BatchNorm3d, InstanceNorm3d as PyTorch's") {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor<double>>;
+  using O = F::Conv3dFuncOptions;
+  check_forward_backward<double>("l3_conv", 3, [](const V& v) {
+    return F::conv3d(v[0], v[1], v[2], O().stride({2, 1, 2}).padding({1, 0, 1}).dilation({1, 2, 1}).groups(2));
+  }, 1e-12);
+  check_forward_backward<double>("l3_conv_same", 2, [](const V& v) {
+    return F::conv3d(v[0], v[1], {}, O().padding(kSame).dilation({2, 1, 1}));
+  }, 1e-12);
+  check_forward_backward<double>("l3_conv_unbatched", 3, [](const V& v) { return F::conv3d(v[0], v[1], v[2]); }, 1e-12);
+  check_forward_backward<float>("l3_conv_f32", 2, [](const std::vector<Tensor<float>>& v) {
+    return F::conv3d(v[0], v[1], {}, O().padding(1));
+  }, 2e-5, 1e-5);
+  check_forward_backward<double>("l3_max", 1, [](const V& v) {
+    return nn::MaxPool3d(nn::MaxPool3dOptions({2, 3, 3}).stride({1, 2, 2}).padding(1).dilation({2, 1, 1}).ceil_mode(true))
+        ->forward(v[0]);
+  }, 1e-12);
+  // Ties (zeros after a ReLU): the gradient goes to the first in (depth, row, column) order, as PyTorch's.
+  check_forward_backward<double>("l3_max_ties", 1, [](const V& v) { return F::max_pool3d(v[0], nn::MaxPool3dOptions(2)); }, 0);
+  check_forward_backward<double>("l3_avg", 1, [](const V& v) {
+    return F::avg_pool3d(v[0], nn::AvgPool3dOptions(3).stride(2).padding({1, 1, 0}).ceil_mode(true).count_include_pad(false));
+  }, 1e-12);
+  check_forward_backward<double>("l3_avg_pad", 1, [](const V& v) {
+    return nn::AvgPool3d(nn::AvgPool3dOptions({2, 3, 3}).stride({1, 2, 2}).padding(1).ceil_mode(true))->forward(v[0]);
+  }, 1e-12);
+  check_forward_backward<double>("l3_avg_divisor", 1, [](const V& v) {
+    return F::avg_pool3d(v[0], nn::AvgPool3dOptions(2).divisor_override(5));
+  }, 1e-12);
+  check_forward_backward<double>("l3_adaptive", 1, [](const V& v) { return nn::AdaptiveAvgPool3d(nn::ExpandingArray<3>({2, 3, 4}))(v[0]); }, 1e-12);
+
+  // The norms as modules: output, input and parameter gradients, running statistics.
+  auto check_norm = [](const std::string& prefix, auto module) {
+    module->template to<double>();
+    module->weight.template as<double>().detach().copy_(test::golden<double>(prefix + "_weight"));
+    module->bias.template as<double>().detach().copy_(test::golden<double>(prefix + "_bias"));
+    check_forward_backward<double>(prefix, 1, [&](const V& v) { return module(v[0]); }, 1e-12);
+    check_close(module->weight.template as<double>().grad(), test::golden<double>(prefix + "_p_weight"), 1e-12, 1e-12, prefix);
+    check_close(module->bias.template as<double>().grad(), test::golden<double>(prefix + "_p_bias"), 1e-12, 1e-12, prefix);
+  };
+  nn::BatchNorm3d bn(3);
+  check_norm("l3_batch_norm", bn);
+  check_close(bn->running_mean.as<double>(), test::golden<double>("l3_batch_norm_running_mean"), 1e-12, 1e-12, "mean");
+  check_close(bn->running_var.as<double>(), test::golden<double>("l3_batch_norm_running_var"), 1e-12, 1e-12, "var");
+  check_norm("l3_instance_norm", nn::InstanceNorm3d(nn::InstanceNormOptions(3).affine(true)));
+
+  // Conv3d's initial weights for a seed are PyTorch's, and the reprs.
+  manual_seed(11);
+  nn::Conv3d conv(nn::Conv3dOptions(2, 4, {1, 2, 3}));
+  CHECK(bitwise_equal(conv->weight.as<float>(), test::golden<float>("l3_init_weight")));
+  CHECK(bitwise_equal(conv->bias.as<float>(), test::golden<float>("l3_init_bias")));
+  std::vector<std::shared_ptr<nn::Module>> modules{
+      conv.ptr(),
+      nn::Conv3d(nn::Conv3dOptions(2, 4, 3).stride({2, 1, 1}).padding(1).dilation({1, 2, 1}).groups(2).bias(false)).ptr(),
+      nn::Conv3d(nn::Conv3dOptions(2, 4, 3).padding(kSame)).ptr(),
+      nn::MaxPool3d(2).ptr(),
+      nn::MaxPool3d(nn::MaxPool3dOptions({2, 3, 3}).stride({1, 2, 2}).padding(1).dilation(2).ceil_mode(true)).ptr(),
+      nn::AvgPool3d(3).ptr(),
+      nn::AvgPool3d(nn::AvgPool3dOptions({2, 3, 3}).stride(1).padding({0, 1, 1})).ptr(),
+      nn::AdaptiveAvgPool3d(2).ptr(),
+      nn::AdaptiveAvgPool3d(nn::ExpandingArray<3>({1, 2, 3})).ptr(),
+      nn::BatchNorm3d(3).ptr(),
+      nn::InstanceNorm3d(3).ptr()};
+  std::string reprs;
+  for (const auto& m : modules) reprs += m->repr() + "\n";
+  std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/nn_layers_3d.txt");
+  CHECK(reprs == std::string(std::istreambuf_iterator<char>(in), {}));
+
+  // PyTorch's messages.
+  CHECK(error_of([] { (void)F::conv3d(zeros({1, 2, 3, 4, 4}), zeros({2, 3, 1, 1, 1})); }) ==
+        "Given groups=1, weight of size [2, 3, 1, 1, 1], expected input[1, 2, 3, 4, 4] to have 3 channels, but got 2 "
+        "channels instead");
+  CHECK(error_of([] { (void)F::conv3d(zeros({1, 2, 3, 4, 4, 4}), zeros({2, 2, 1, 1, 1})); }) ==
+        "Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: [1, 2, 3, 4, 4, 4]");
+  CHECK(error_of([] { (void)F::conv3d(zeros({1, 2, 3, 4, 4}), zeros({2, 2, 4, 1, 1})); }) ==
+        "Calculated padded input size per channel: (3 x 4 x 4). Kernel size: (4 x 1 x 1). Kernel size can't be greater "
+        "than actual input size");
+  CHECK(error_of([] { (void)F::max_pool3d(zeros({2, 3, 4}), nn::MaxPool3dOptions(2)); }) ==
+        "non-empty 4D or 5D (batch mode) tensor expected for input");
+  CHECK(error_of([] { (void)F::max_pool3d(zeros({1, 2, 3, 4, 4}), nn::MaxPool3dOptions(2).padding(2)); }) ==
+        "pad should be at most half of kernel size, but got pad=2 and kernel_size=2");
+  CHECK(error_of([] { (void)F::max_pool3d(zeros({1, 2, 1, 4, 4}), nn::MaxPool3dOptions(2)); }) ==
+        "Given input size: (2x1x4x4). Calculated output size: (2x0x2x2). Output size is too small");
+  // A window taller than the input: no output (the count rounds down), as PyTorch; never a read past the input.
+  CHECK(error_of([] { (void)F::max_pool2d(zeros({1, 1, 1, 4}), nn::MaxPool2dOptions(2)); }) ==
+        "Given input size: (1x1x4). Calculated output size: (1x0x2). Output size is too small");
+  CHECK(error_of([] { (void)F::avg_pool3d(zeros({1, 2, 1, 4, 4}), nn::AvgPool3dOptions(2)); }) ==
+        "input image (T: 1 H: 4 W: 4) smaller than kernel size (kT: 2 kH: 2 kW: 2)");
+  CHECK(error_of([] { (void)F::adaptive_avg_pool3d(zeros({2, 3, 4}), {2, 2, 2}); }) ==
+        "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got [2, 3, 4]");
+  CHECK(error_of([] { (void)nn::BatchNorm3d(3)(zeros({2, 3, 4, 4})); }) == "expected 5D input (got 4D input)");
+}

@@ -2208,6 +2208,63 @@ def nn_parameter_containers():
         f.write("=== end\n")
 
 
+def nn_layers_3d():
+    """The 3-d layers: conv3d (groups, strides, padding, dilation, 'same',
+    unbatched, float), max_pool3d (dilation, ceil_mode, ties at zero),
+    avg_pool3d (count_include_pad, ceil_mode, divisor_override),
+    adaptive_avg_pool3d, BatchNorm3d and InstanceNorm3d modules; outputs and
+    every gradient; Conv3d's initial weights for a seed and the reprs (l3_*)."""
+    import torch.nn as nn
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(103)
+
+    def r(*shape, dtype=torch.float64):
+        return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+    _save_forward_backward("l3_conv", [r(2, 4, 5, 6, 5), r(6, 2, 3, 2, 3), r(6)], lambda x, w, b: F.conv3d(
+        x, w, b, stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2), g)
+    _save_forward_backward("l3_conv_same", [r(1, 2, 4, 5, 6), r(3, 2, 3, 3, 2)], lambda x, w: F.conv3d(
+        x, w, padding="same", dilation=(2, 1, 1)), g)
+    _save_forward_backward("l3_conv_unbatched", [r(2, 3, 3, 4), r(2, 2, 2, 2, 2), r(2)], lambda x, w, b: F.conv3d(x, w, b), g)
+    _save_forward_backward("l3_conv_f32", [r(2, 3, 4, 5, 4, dtype=torch.float32), r(4, 3, 2, 3, 3, dtype=torch.float32)],
+                           lambda x, w: F.conv3d(x, w, padding=1), g)
+    _save_forward_backward("l3_max", [r(2, 3, 5, 6, 7)], lambda x: F.max_pool3d(
+        x, (2, 3, 3), stride=(1, 2, 2), padding=1, dilation=(2, 1, 1), ceil_mode=True), g)
+    _save_forward_backward("l3_max_ties", [r(2, 2, 4, 4, 4).clamp_min(0)], lambda x: F.max_pool3d(x, 2), g)
+    _save_forward_backward("l3_avg", [r(2, 3, 5, 6, 7)], lambda x: F.avg_pool3d(
+        x, 3, stride=2, padding=(1, 1, 0), ceil_mode=True, count_include_pad=False), g)
+    _save_forward_backward("l3_avg_pad", [r(1, 2, 4, 5, 5)], lambda x: F.avg_pool3d(x, (2, 3, 3), stride=(1, 2, 2), padding=1,
+                                                                                      ceil_mode=True), g)
+    _save_forward_backward("l3_avg_divisor", [r(3, 4, 5, 6)], lambda x: F.avg_pool3d(x, 2, divisor_override=5), g)
+    _save_forward_backward("l3_adaptive", [r(2, 3, 5, 7, 6)], lambda x: F.adaptive_avg_pool3d(x, (2, 3, 4)), g)
+    torch.manual_seed(7)
+    bn = nn.BatchNorm3d(3).double()
+    bn.weight.data = r(3)
+    bn.bias.data = r(3)
+    save("l3_batch_norm_weight", bn.weight)
+    save("l3_batch_norm_bias", bn.bias)
+    _save_module_case("l3_batch_norm", bn, [r(4, 3, 2, 3, 2) * 2 + 1], lambda m, x: m(x), g)
+    save("l3_batch_norm_running_mean", bn.running_mean)
+    save("l3_batch_norm_running_var", bn.running_var)
+    inorm = nn.InstanceNorm3d(3, affine=True).double()
+    inorm.weight.data = r(3)
+    inorm.bias.data = r(3)
+    save("l3_instance_norm_weight", inorm.weight)
+    save("l3_instance_norm_bias", inorm.bias)
+    _save_module_case("l3_instance_norm", inorm, [r(2, 3, 2, 3, 4)], lambda m, x: m(x), g)
+    torch.manual_seed(11)
+    conv = nn.Conv3d(2, 4, (1, 2, 3))
+    save("l3_init_weight", conv.weight)
+    save("l3_init_bias", conv.bias)
+    modules = [conv, nn.Conv3d(2, 4, 3, stride=(2, 1, 1), padding=1, dilation=(1, 2, 1), groups=2, bias=False),
+               nn.Conv3d(2, 4, 3, padding="same"), nn.MaxPool3d(2),
+               nn.MaxPool3d((2, 3, 3), stride=(1, 2, 2), padding=1, dilation=2, ceil_mode=True), nn.AvgPool3d(3),
+               nn.AvgPool3d((2, 3, 3), stride=1, padding=(0, 1, 1)), nn.AdaptiveAvgPool3d(2),
+               nn.AdaptiveAvgPool3d((1, 2, 3)), nn.BatchNorm3d(3), nn.InstanceNorm3d(3)]
+    with open(os.path.join(OUT, "nn_layers_3d.txt"), "w") as f:
+        f.write("\n".join(repr(m) for m in modules) + "\n")
+
+
 def linalg_norms():
     """torch.linalg.vector_norm, matrix_norm, norm, cond, matrix_rank and
     pinv (ln_*)."""
@@ -3233,6 +3290,7 @@ if __name__ == "__main__":
     nn_multilabel_margin()
     nn_ctc_loss()
     nn_parameter_containers()
+    nn_layers_3d()
     nn_fold()
     nn_conv_transpose1d()
     nn_embedding_bag()

@@ -455,6 +455,7 @@ struct ConvOptions {
 };
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
+using Conv3dOptions = ConvOptions<3>;
 
 namespace functional {
 
@@ -469,6 +470,20 @@ struct Conv2dFuncOptions {
   bool same_ = false;
   int64_t groups_ = 1;
 };
+// What F::conv3d takes besides its tensors.
+struct Conv3dFuncOptions {
+  Conv3dFuncOptions& stride(ExpandingArray<3> v) { stride_ = v; return *this; }
+  Conv3dFuncOptions& padding(ExpandingArray<3> v) { padding_ = v; same_ = false; return *this; }
+  Conv3dFuncOptions& padding(PaddingMode m) { same_ = m == PaddingMode::Same; padding_ = 0; return *this; }
+  Conv3dFuncOptions& dilation(ExpandingArray<3> v) { dilation_ = v; return *this; }
+  Conv3dFuncOptions& groups(int64_t v) { groups_ = v; return *this; }
+  ExpandingArray<3> stride_ = 1, padding_ = 0, dilation_ = 1;
+  bool same_ = false;
+  int64_t groups_ = 1;
+};
+// Defined in volumetric.hpp, with the other 3-d layers.
+template <detail::FloatElement T>
+Tensor<T> conv3d(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias = {}, const Conv3dFuncOptions& o = {});
 
 }  // namespace functional
 }  // namespace tsr::nn
@@ -640,7 +655,7 @@ Tensor<T> conv_transpose1d(const Tensor<T>& x, const Tensor<T>& weight, const Te
 }  // namespace functional
 namespace F = functional;
 
-// Conv1d and Conv2d: weight (O, C / groups, k...), initialized as PyTorch's
+// Conv1d, Conv2d and Conv3d: weight (O, C / groups, k...), initialized as PyTorch's
 // (kaiming_uniform_(a = sqrt(5)) and a bias from U(+-1/sqrt(fan_in))).
 template <std::size_t D>
 class ConvImpl : public Module {
@@ -654,7 +669,7 @@ class ConvImpl : public Module {
   ConvImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : ConvImpl(ConvOptions<D>(in_channels, out_channels, kernel_size)) {}
   void reset_parameters() { detail::init_affine(weight, bias); }
-  std::string name() const override { return D == 1 ? "Conv1d" : "Conv2d"; }
+  std::string name() const override { return "Conv" + std::to_string(D) + "d"; }
   std::string extra_repr() const override {
     std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                     ", kernel_size=" + options.kernel_size().repr() + ", stride=" + options.stride().repr();
@@ -671,8 +686,13 @@ class ConvImpl : public Module {
     if constexpr (D == 1) {
       return F::conv1d(x, weight.as<T>(), b, options.stride()[0], options.padding()[0], options.dilation()[0],
                        options.groups(), options.padding_same());
-    } else {
+    } else if constexpr (D == 2) {
       return F::conv2d(x, weight.as<T>(), b, func_options());
+    } else {
+      auto o = F::Conv3dFuncOptions().stride(options.stride()).padding(options.padding()).dilation(options.dilation()).groups(
+          options.groups());
+      if (options.padding_same()) o.padding(PaddingMode::Same);
+      return F::conv3d(x, weight.as<T>(), b, o);
     }
   }
   // act(forward(x)), the activation computed in the product's epilogue
@@ -709,7 +729,9 @@ class ConvImpl : public Module {
 };
 using Conv1dImpl = ConvImpl<1>;
 using Conv2dImpl = ConvImpl<2>;
+using Conv3dImpl = ConvImpl<3>;
 using Conv1d = ModuleHolder<Conv1dImpl>;
+using Conv3d = ModuleHolder<Conv3dImpl>;
 using Conv2d = ModuleHolder<Conv2dImpl>;
 
 // ----- ConvTranspose1d and ConvTranspose2d ----------------------------------------
@@ -810,8 +832,8 @@ struct PoolOptions {
   PoolOptions& ceil_mode(bool v) { ceil_mode_ = v; return *this; }
   PoolOptions& count_include_pad(bool v) { count_include_pad_ = v; return *this; }
   // Average pooling's divisor for every window, in place of its size
-  // (PyTorch's avg_pool2d has it, its avg_pool1d not).
-  PoolOptions& divisor_override(int64_t v) requires(D == 2) { divisor_override_ = v; return *this; }
+  // (PyTorch's avg_pool2d and avg_pool3d have it, its avg_pool1d not).
+  PoolOptions& divisor_override(int64_t v) requires(D >= 2) { divisor_override_ = v; return *this; }
   const ExpandingArray<D>& kernel_size() const { return kernel_size_; }
   const ExpandingArray<D>& stride() const { return stride_; }
   const ExpandingArray<D>& padding() const { return padding_; }
@@ -829,6 +851,8 @@ using MaxPool1dOptions = PoolOptions<1>;
 using MaxPool2dOptions = PoolOptions<2>;
 using AvgPool1dOptions = PoolOptions<1>;
 using AvgPool2dOptions = PoolOptions<2>;
+using MaxPool3dOptions = PoolOptions<3>;
+using AvgPool3dOptions = PoolOptions<3>;
 
 }  // namespace tsr::nn
 
@@ -846,10 +870,11 @@ Tensor<T> adaptive_average_matrix(int64_t in, int64_t out) {
 }
 
 // PyTorch's pooling output size: floor or ceil of the window count, a last
-// window starting in the right padding dropped.
+// window starting in the right padding dropped. (The division rounds down
+// also for a window larger than the input, whose count is then 0.)
 inline int64_t pool_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1;
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
 }
@@ -1029,6 +1054,8 @@ using MaxPool1dFuncOptions = MaxPool1dOptions;
 using MaxPool2dFuncOptions = MaxPool2dOptions;
 using AvgPool1dFuncOptions = AvgPool1dOptions;
 using AvgPool2dFuncOptions = AvgPool2dOptions;
+using MaxPool3dFuncOptions = MaxPool3dOptions;
+using AvgPool3dFuncOptions = AvgPool3dOptions;
 
 // Max over each window (NaN wins, as in PyTorch); the gradient goes to the
 // window's largest element.
@@ -1096,6 +1123,12 @@ Tensor<T> adaptive_avg_pool2d(const Tensor<T>& x, ExpandingArray<2> output_size)
   return matmul(matmul(ah, x), aw.t());
 }
 
+// Defined in volumetric.hpp, with the other 3-d layers.
+template <detail::FloatElement T>
+Tensor<T> max_pool3d(const Tensor<T>& x, const MaxPool3dOptions& o);
+template <detail::FloatElement T>
+Tensor<T> avg_pool3d(const Tensor<T>& x, const AvgPool3dOptions& o);
+
 }  // namespace functional
 
 template <std::size_t D, bool Max>
@@ -1104,7 +1137,7 @@ class PoolImpl : public Module {
   explicit PoolImpl(const PoolOptions<D>& options) : options(options) {}
   explicit PoolImpl(ExpandingArray<D> kernel_size) : options(kernel_size) {}
   std::string name() const override {
-    return std::string(Max ? "MaxPool" : "AvgPool") + (D == 1 ? "1d" : "2d");
+    return std::string(Max ? "MaxPool" : "AvgPool") + std::to_string(D) + "d";
   }
   // PyTorch prints options as it stores them: a number where one was given
   // (here: where all dims agree), a tuple otherwise; AvgPool1d always
@@ -1122,10 +1155,12 @@ class PoolImpl : public Module {
   Tensor<T> forward(const Tensor<T>& x) const {
     if constexpr (Max) {
       if constexpr (D == 1) return F::max_pool1d(x, options);
-      else return F::max_pool2d(x, options);
+      else if constexpr (D == 2) return F::max_pool2d(x, options);
+      else return F::max_pool3d(x, options);
     } else {
       if constexpr (D == 1) return F::avg_pool1d(x, options);
-      else return F::avg_pool2d(x, options);
+      else if constexpr (D == 2) return F::avg_pool2d(x, options);
+      else return F::avg_pool3d(x, options);
     }
   }
   PoolOptions<D> options;
@@ -1136,6 +1171,10 @@ using AvgPool1dImpl = PoolImpl<1, false>;
 using AvgPool2dImpl = PoolImpl<2, false>;
 using MaxPool1d = ModuleHolder<MaxPool1dImpl>;
 using MaxPool2d = ModuleHolder<MaxPool2dImpl>;
+using MaxPool3dImpl = PoolImpl<3, true>;
+using AvgPool3dImpl = PoolImpl<3, false>;
+using MaxPool3d = ModuleHolder<MaxPool3dImpl>;
+using AvgPool3d = ModuleHolder<AvgPool3dImpl>;
 using AvgPool1d = ModuleHolder<AvgPool1dImpl>;
 using AvgPool2d = ModuleHolder<AvgPool2dImpl>;
 

@@ -17,6 +17,7 @@
 #include "likelihood_losses.hpp"
 #include "ctc_loss.hpp"
 #include "conv.hpp"
+#include "volumetric.hpp"
 #include "fold.hpp"
 #include "norm.hpp"
 #include "dropout.hpp"

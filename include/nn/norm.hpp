@@ -1,4 +1,5 @@
-// Normalization layers: BatchNorm1d/2d, LayerNorm, GroupNorm.
+// Normalization layers: BatchNorm1d/2d/3d, LayerNorm, GroupNorm,
+// InstanceNorm1d/2d/3d, LocalResponseNorm.
 //
 // Each normalizes with the mean and biased variance of its statistics'
 // dims, written with the differentiable reductions (mean, var): their
@@ -174,13 +175,14 @@ class NormStateModule : public Module {
   }
 };
 
-// BatchNorm1d (input (N, C) or (N, C, L)) and BatchNorm2d ((N, C, H, W)).
+// BatchNorm1d (input (N, C) or (N, C, L)), BatchNorm2d ((N, C, H, W)) and
+// BatchNorm3d ((N, C, D, H, W)).
 template <std::size_t D>
 class BatchNormImpl : public NormStateModule {
  public:
   explicit BatchNormImpl(const BatchNormOptions& options)
       : NormStateModule(options.num_features(), options.affine(), options.track_running_stats()), options(options) {}
-  std::string name() const override { return D == 1 ? "BatchNorm1d" : "BatchNorm2d"; }
+  std::string name() const override { return "BatchNorm" + std::to_string(D) + "d"; }
   std::string extra_repr() const override {
     return std::to_string(options.num_features()) + ", eps=" + detail::python_float_repr(options.eps()) + ", momentum=" +
            (options.momentum() ? detail::python_float_repr(*options.momentum()) : "None") +
@@ -192,7 +194,7 @@ class BatchNormImpl : public NormStateModule {
     if constexpr (D == 1) {
       detail::check(x.dim() == 2 || x.dim() == 3, "expected 2D or 3D input (got ", x.dim(), "D input)");
     } else {
-      detail::check(x.dim() == 4, "expected 4D input (got ", x.dim(), "D input)");
+      detail::check(x.dim() == D + 2, "expected ", D + 2, "D input (got ", x.dim(), "D input)");
     }
     detail::check(x.size(1) == options.num_features(), "running_mean should contain ", x.size(1),
                   " elements not ", options.num_features());
@@ -214,8 +216,11 @@ using BatchNorm1dImpl = BatchNormImpl<1>;
 using BatchNorm2dImpl = BatchNormImpl<2>;
 using BatchNorm1d = ModuleHolder<BatchNorm1dImpl>;
 using BatchNorm2d = ModuleHolder<BatchNorm2dImpl>;
+using BatchNorm3dImpl = BatchNormImpl<3>;
+using BatchNorm3d = ModuleHolder<BatchNorm3dImpl>;
 using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
 
 struct LayerNormOptions {
   LayerNormOptions(Shape normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT: implicit
@@ -320,7 +325,7 @@ class InstanceNormImpl : public NormStateModule {
  public:
   explicit InstanceNormImpl(const InstanceNormOptions& options)
       : NormStateModule(options.num_features(), options.affine(), options.track_running_stats()), options(options) {}
-  std::string name() const override { return D == 1 ? "InstanceNorm1d" : "InstanceNorm2d"; }
+  std::string name() const override { return "InstanceNorm" + std::to_string(D) + "d"; }
   std::string extra_repr() const override {
     return std::to_string(options.num_features()) + ", eps=" + detail::python_float_repr(options.eps()) +
            ", momentum=" + detail::python_float_repr(options.momentum()) + ", affine=" + (options.affine() ? "True" : "False") +
@@ -342,8 +347,11 @@ using InstanceNorm1dImpl = InstanceNormImpl<1>;
 using InstanceNorm2dImpl = InstanceNormImpl<2>;
 using InstanceNorm1d = ModuleHolder<InstanceNorm1dImpl>;
 using InstanceNorm2d = ModuleHolder<InstanceNorm2dImpl>;
+using InstanceNorm3dImpl = InstanceNormImpl<3>;
+using InstanceNorm3d = ModuleHolder<InstanceNorm3dImpl>;
 using InstanceNorm1dOptions = InstanceNormOptions;
 using InstanceNorm2dOptions = InstanceNormOptions;
+using InstanceNorm3dOptions = InstanceNormOptions;
 
 // ----- LocalResponseNorm ----------------------------------------------------------
 // libtorch: LocalResponseNormOptions(size).alpha(1e-4).beta(0.75).k(1).
