@@ -396,15 +396,14 @@ auto polygamma(int64_t n, const E& e) {
   return Unary<ops::Polygamma, E>(e, ops::Polygamma{{}, {n}});
 }
 
-// multigammaln(a, p): log of the multivariate gamma function. Every element
-// must exceed (p - 1) / 2, so the input is evaluated and checked first.
+// multigammaln(a, p): log of the multivariate gamma function, the sum of
+// lgamma(a - j / 2) for j < p plus a constant. Like PyTorch 1.13 it takes
+// any a: at and below (p - 1) / 2 the sum meets lgamma's poles (inf) or
+// its values for negative arguments.
 template <Expression E>
 auto multigammaln(const E& e, int64_t p) {
   if (p < 1) detail::fail<Error>("p has to be greater than or equal to 1");
-  auto a = tsr::eval(e);
-  if (a.numel() > 0 && !(tsr::amin(cast<double>(a)).item() > 0.5 * static_cast<double>(p - 1)))
-    detail::fail<Error>("All elements must be greater than (p-1)/2");
-  return tsr::eval(Unary<ops::Multigammaln, decltype(a)>(a, ops::Multigammaln{{}, {p}}));
+  return Unary<ops::Multigammaln, E>(e, ops::Multigammaln{{}, {p}});
 }
 
 // round(x, decimals).

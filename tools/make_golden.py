@@ -2208,6 +2208,17 @@ def nn_parameter_containers():
         f.write("=== end\n")
 
 
+def special_multigammaln_domain():
+    """multigammaln (mvlgamma) at and below (p - 1) / 2, at poles, NaN and
+    infinities, where PyTorch 1.13 computes its sum of lgamma terms rather
+    than refusing the input (sp_multigammaln_domain_*)."""
+    x = torch.tensor([-5.0, -1.5, 0.2, 0.5, 1.0, 1.2, 2.0, float("nan"), float("inf"), float("-inf")],
+                     dtype=torch.float64)
+    save("sp_multigammaln_domain_in", x)
+    for p in (1, 2, 3):
+        save(f"sp_multigammaln_domain_p{p}", torch.special.multigammaln(x, p))
+
+
 def nn_layers_3d():
     """The 3-d layers: conv3d (groups, strides, padding, dilation, 'same',
     unbatched, float), max_pool3d (dilation, ceil_mode, ties at zero),
@@ -3291,6 +3302,7 @@ if __name__ == "__main__":
     nn_ctc_loss()
     nn_parameter_containers()
     nn_layers_3d()
+    special_multigammaln_domain()
     nn_fold()
     nn_conv_transpose1d()
     nn_embedding_bag()
