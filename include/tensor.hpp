@@ -3,7 +3,9 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autograd/grad_mode.hpp"
@@ -437,6 +439,134 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class E> Tensor& operator*=(const E& e) { return mul_(e); }
   template <class E> Tensor& operator/=(const E& e) { return div_(e); }
   template <class L, class H> Tensor& clamp_(const L& lo, const H& hi);
+  // add_ and sub_ of alpha times e (PyTorch's x.add_(y, alpha=-lr)).
+  template <class E, class S> Tensor& add_(const E& e, S alpha);
+  template <class E, class S> Tensor& sub_(const E& e, S alpha);
+
+  // In-place forms of the elementwise functions, as PyTorch's x.exp_() or
+  // x.addcdiv_(t1, t2, value): each writes the function of this tensor back
+  // through copy_, so autograd records it as any in-place write, and the
+  // result type must cast to T (an integer tensor's sqrt_ does not compile,
+  // where PyTorch raises). Defined in in_place_math.hpp; member templates
+  // only so that an explicit instantiation of the class leaves them out.
+  template <class U = T> Tensor& abs_();
+  template <class U = T> Tensor& absolute_();
+  template <class U = T> Tensor& neg_();
+  template <class U = T> Tensor& negative_();
+  template <class U = T> Tensor& sign_();
+  template <class U = T> Tensor& sgn_();
+  template <class U = T> Tensor& square_();
+  template <class U = T> Tensor& sqrt_();
+  template <class U = T> Tensor& rsqrt_();
+  template <class U = T> Tensor& reciprocal_();
+  template <class U = T> Tensor& exp_();
+  template <class U = T> Tensor& exp2_();
+  template <class U = T> Tensor& expm1_();
+  template <class U = T> Tensor& log_();
+  template <class U = T> Tensor& log2_();
+  template <class U = T> Tensor& log10_();
+  template <class U = T> Tensor& log1p_();
+  template <class U = T> Tensor& sin_();
+  template <class U = T> Tensor& cos_();
+  template <class U = T> Tensor& tan_();
+  template <class U = T> Tensor& asin_();
+  template <class U = T> Tensor& acos_();
+  template <class U = T> Tensor& atan_();
+  template <class U = T> Tensor& sinh_();
+  template <class U = T> Tensor& cosh_();
+  template <class U = T> Tensor& tanh_();
+  template <class U = T> Tensor& asinh_();
+  template <class U = T> Tensor& acosh_();
+  template <class U = T> Tensor& atanh_();
+  template <class U = T> Tensor& arcsin_();
+  template <class U = T> Tensor& arccos_();
+  template <class U = T> Tensor& arctan_();
+  template <class U = T> Tensor& arcsinh_();
+  template <class U = T> Tensor& arccosh_();
+  template <class U = T> Tensor& arctanh_();
+  template <class U = T> Tensor& sigmoid_();
+  template <class U = T> Tensor& relu_();
+  template <class U = T> Tensor& ceil_();
+  template <class U = T> Tensor& floor_();
+  template <class U = T> Tensor& round_();
+  template <class U = T> Tensor& round_(int64_t decimals);
+  template <class U = T> Tensor& trunc_();
+  template <class U = T> Tensor& fix_();
+  template <class U = T> Tensor& frac_();
+  template <class U = T> Tensor& erf_();
+  template <class U = T> Tensor& erfc_();
+  template <class U = T> Tensor& erfinv_();
+  template <class U = T> Tensor& lgamma_();
+  template <class U = T> Tensor& digamma_();
+  template <class U = T> Tensor& polygamma_(int64_t n);
+  template <class U = T> Tensor& mvlgamma_(int64_t p);
+  template <class U = T> Tensor& i0_();
+  template <class U = T> Tensor& sinc_();
+  template <class U = T> Tensor& deg2rad_();
+  template <class U = T> Tensor& rad2deg_();
+  template <class U = T> Tensor& logit_();
+  template <class U = T> Tensor& logit_(double eps);
+  template <class U = T>
+  Tensor& nan_to_num_(double nan = 0.0, std::optional<double> posinf = {}, std::optional<double> neginf = {});
+  template <class U = T> Tensor& bitwise_not_();
+  template <class U = T> Tensor& logical_not_();
+  // With a second operand (a tensor, an expression or a number).
+  template <class E> Tensor& pow_(const E& exponent);
+  template <class E> Tensor& float_power_(const E& exponent);
+  template <class E> Tensor& atan2_(const E& other);
+  template <class E> Tensor& arctan2_(const E& other);
+  template <class E> Tensor& remainder_(const E& other);
+  template <class E> Tensor& fmod_(const E& other);
+  template <class E> Tensor& hypot_(const E& other);
+  template <class E> Tensor& copysign_(const E& other);
+  template <class E> Tensor& nextafter_(const E& other);
+  template <class E> Tensor& xlogy_(const E& other);
+  template <class E> Tensor& ldexp_(const E& other);
+  template <class E> Tensor& igamma_(const E& other);
+  template <class E> Tensor& igammac_(const E& other);
+  template <class E> Tensor& heaviside_(const E& values);
+  template <class E> Tensor& gcd_(const E& other);
+  template <class E> Tensor& lcm_(const E& other);
+  template <class E> Tensor& multiply_(const E& other);
+  template <class E> Tensor& divide_(const E& other);
+  template <class E> Tensor& true_divide_(const E& other);
+  template <class E> Tensor& floor_divide_(const E& other);
+  // rounding_mode "trunc" or "floor", as div's.
+  template <class E> Tensor& div_(const E& other, std::string_view rounding_mode);
+  template <class E> Tensor& divide_(const E& other, std::string_view rounding_mode);
+  template <class E, class S = int> Tensor& subtract_(const E& other, S alpha = 1);
+  template <class L> Tensor& clamp_min_(const L& lo);
+  template <class H> Tensor& clamp_max_(const H& hi);
+  template <class L, class H> Tensor& clip_(const L& lo, const H& hi);
+  template <class E> Tensor& logical_and_(const E& other);
+  template <class E> Tensor& logical_or_(const E& other);
+  template <class E> Tensor& logical_xor_(const E& other);
+  template <class E> Tensor& bitwise_and_(const E& other);
+  template <class E> Tensor& bitwise_or_(const E& other);
+  template <class E> Tensor& bitwise_xor_(const E& other);
+  template <class E> Tensor& bitwise_left_shift_(const E& other);
+  template <class E> Tensor& bitwise_right_shift_(const E& other);
+  // Comparisons write 1 where they hold and 0 elsewhere, in T.
+  template <class E> Tensor& eq_(const E& other);
+  template <class E> Tensor& ne_(const E& other);
+  template <class E> Tensor& lt_(const E& other);
+  template <class E> Tensor& le_(const E& other);
+  template <class E> Tensor& gt_(const E& other);
+  template <class E> Tensor& ge_(const E& other);
+  template <class E> Tensor& not_equal_(const E& other);
+  template <class E> Tensor& less_(const E& other);
+  template <class E> Tensor& less_equal_(const E& other);
+  template <class E> Tensor& greater_(const E& other);
+  template <class E> Tensor& greater_equal_(const E& other);
+  template <class E, class W> Tensor& lerp_(const E& end, const W& weight);
+  template <class A, class B> Tensor& addcmul_(const A& tensor1, const B& tensor2, double value = 1.0);
+  template <class A, class B> Tensor& addcdiv_(const A& tensor1, const B& tensor2, double value = 1.0);
+  // Along or across dims: the result is computed whole, then written.
+  template <class U = T> Tensor& tril_(int64_t k = 0);
+  template <class U = T> Tensor& triu_(int64_t k = 0);
+  template <class U = T> Tensor& cumsum_(int64_t dim);
+  template <class U = T> Tensor& cumprod_(int64_t dim);
+  template <class U = T> Tensor& renorm_(double p, int64_t dim, double maxnorm);
   // (Member templates only so that an explicit instantiation of Tensor<int>
   // leaves them out: they refuse non-floating types with a static_assert.)
   template <class U = T>

@@ -65,6 +65,7 @@
 #include "float_parts.hpp"
 #include "special.hpp"
 #include "aliases.hpp"
+#include "in_place_math.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"
 #include "detail/precompiled.hpp"

@@ -627,3 +627,174 @@ TEST_CASE("gcd, lcm, the bitwise shifts, nextafter and frexp") {
   sum(std::get<0>(frexp(v))).backward();
   CHECK(equal(v.grad(), tensor<double>({1.0 / 16, 0.25, 1})));
 }
+
+namespace {
+// Each method named in ip_<tag>_names.txt (one per line) applied to a copy
+// of x; the result, written in place, is checked against the same row of
+// PyTorch's ip_<tag>_out by check(got, want, name).
+template <class T, class Check>
+void check_in_place_methods(const Tensor<T>& x, const std::string& tag,
+                            const std::map<std::string, std::function<void(Tensor<T>&)>>& methods, Check check) {
+  const auto want = golden<T>("ip_" + tag + "_out");
+  std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/ip_" + tag + "_names.txt");
+  int64_t row = 0;
+  for (std::string name; std::getline(in, name); ++row) {
+    INFO(name);
+    REQUIRE(methods.count(name) == 1);
+    REQUIRE(row < want.size(0));
+    Tensor<T> t = x.clone();
+    const T* storage = t.data_ptr();
+    methods.at(name)(t);
+    CHECK(t.data_ptr() == storage);
+    check(t, Tensor<T>(want.select(0, row)), name);
+  }
+  CHECK(row == want.size(0));
+}
+}  // namespace
+
+TEST_CASE("in-place methods (x.exp_(), x.pow_(y), x.addcdiv_(...)) write PyTorch's results on float tensors") {
+  const auto x = golden<float>("ip_float_in"), y = golden<float>("ip_float_other"), z = golden<float>("ip_float_third");
+  using Method = std::function<void(Tensor<float>&)>;
+  const std::map<std::string, Method> methods = {
+      {"abs", [](auto& t) { t.abs_(); }}, {"absolute", [](auto& t) { t.absolute_(); }},
+      {"neg", [](auto& t) { t.neg_(); }}, {"negative", [](auto& t) { t.negative_(); }},
+      {"sign", [](auto& t) { t.sign_(); }}, {"sgn", [](auto& t) { t.sgn_(); }},
+      {"square", [](auto& t) { t.square_(); }}, {"sqrt", [](auto& t) { t.sqrt_(); }},
+      {"rsqrt", [](auto& t) { t.rsqrt_(); }}, {"reciprocal", [](auto& t) { t.reciprocal_(); }},
+      {"exp", [](auto& t) { t.exp_(); }}, {"exp2", [](auto& t) { t.exp2_(); }},
+      {"expm1", [](auto& t) { t.expm1_(); }}, {"log", [](auto& t) { t.log_(); }},
+      {"log2", [](auto& t) { t.log2_(); }}, {"log10", [](auto& t) { t.log10_(); }},
+      {"log1p", [](auto& t) { t.log1p_(); }}, {"sin", [](auto& t) { t.sin_(); }},
+      {"cos", [](auto& t) { t.cos_(); }}, {"tan", [](auto& t) { t.tan_(); }},
+      {"asin", [](auto& t) { t.asin_(); }}, {"acos", [](auto& t) { t.acos_(); }},
+      {"atan", [](auto& t) { t.atan_(); }}, {"sinh", [](auto& t) { t.sinh_(); }},
+      {"cosh", [](auto& t) { t.cosh_(); }}, {"tanh", [](auto& t) { t.tanh_(); }},
+      {"asinh", [](auto& t) { t.asinh_(); }}, {"acosh", [](auto& t) { t.acosh_(); }},
+      {"atanh", [](auto& t) { t.atanh_(); }}, {"arcsin", [](auto& t) { t.arcsin_(); }},
+      {"arccos", [](auto& t) { t.arccos_(); }}, {"arctan", [](auto& t) { t.arctan_(); }},
+      {"arcsinh", [](auto& t) { t.arcsinh_(); }}, {"arccosh", [](auto& t) { t.arccosh_(); }},
+      {"arctanh", [](auto& t) { t.arctanh_(); }}, {"sigmoid", [](auto& t) { t.sigmoid_(); }},
+      {"relu", [](auto& t) { t.relu_(); }}, {"ceil", [](auto& t) { t.ceil_(); }},
+      {"floor", [](auto& t) { t.floor_(); }}, {"round", [](auto& t) { t.round_(); }},
+      {"trunc", [](auto& t) { t.trunc_(); }}, {"fix", [](auto& t) { t.fix_(); }},
+      {"frac", [](auto& t) { t.frac_(); }}, {"erf", [](auto& t) { t.erf_(); }},
+      {"erfc", [](auto& t) { t.erfc_(); }}, {"erfinv", [](auto& t) { t.erfinv_(); }},
+      {"lgamma", [](auto& t) { t.lgamma_(); }}, {"digamma", [](auto& t) { t.digamma_(); }},
+      {"i0", [](auto& t) { t.clamp_(-50, 50).i0_(); }}, {"sinc", [](auto& t) { t.sinc_(); }},
+      {"deg2rad", [](auto& t) { t.deg2rad_(); }}, {"rad2deg", [](auto& t) { t.rad2deg_(); }},
+      {"logit", [](auto& t) { t.logit_(); }}, {"nan_to_num", [](auto& t) { t.nan_to_num_(); }},
+      {"logical_not", [](auto& t) { t.logical_not_(); }},
+      {"pow", [&](auto& t) { t.pow_(y); }}, {"atan2", [&](auto& t) { t.atan2_(y); }},
+      {"arctan2", [&](auto& t) { t.arctan2_(y); }}, {"remainder", [&](auto& t) { t.remainder_(y); }},
+      {"fmod", [&](auto& t) { t.fmod_(y); }}, {"hypot", [&](auto& t) { t.hypot_(y); }},
+      {"copysign", [&](auto& t) { t.copysign_(y); }}, {"nextafter", [&](auto& t) { t.nextafter_(y); }},
+      {"xlogy", [&](auto& t) { t.xlogy_(y); }}, {"ldexp", [&](auto& t) { t.ldexp_(y); }},
+      {"multiply", [&](auto& t) { t.multiply_(y); }}, {"divide", [&](auto& t) { t.divide_(y); }},
+      {"true_divide", [&](auto& t) { t.true_divide_(y); }}, {"floor_divide", [&](auto& t) { t.floor_divide_(y); }},
+      {"logical_and", [&](auto& t) { t.logical_and_(y); }}, {"logical_or", [&](auto& t) { t.logical_or_(y); }},
+      {"logical_xor", [&](auto& t) { t.logical_xor_(y); }}, {"eq", [&](auto& t) { t.eq_(y); }},
+      {"ne", [&](auto& t) { t.ne_(y); }}, {"lt", [&](auto& t) { t.lt_(y); }},
+      {"le", [&](auto& t) { t.le_(y); }}, {"gt", [&](auto& t) { t.gt_(y); }},
+      {"ge", [&](auto& t) { t.ge_(y); }}, {"not_equal", [&](auto& t) { t.not_equal_(y); }},
+      {"less", [&](auto& t) { t.less_(y); }}, {"less_equal", [&](auto& t) { t.less_equal_(y); }},
+      {"greater", [&](auto& t) { t.greater_(y); }}, {"greater_equal", [&](auto& t) { t.greater_equal_(y); }},
+      {"heaviside", [&](auto& t) { t.heaviside_(y); }},
+      {"igamma", [&](auto& t) { t.abs_().igamma_(abs(y)); }}, {"igammac", [&](auto& t) { t.abs_().igammac_(abs(y)); }},
+      {"pow_scalar", [](auto& t) { t.pow_(3); }}, {"add_alpha", [&](auto& t) { t.add_(y, 2); }},
+      {"sub_alpha", [&](auto& t) { t.sub_(y, 0.5); }}, {"subtract_alpha", [&](auto& t) { t.subtract_(y, -1.5); }},
+      {"clamp_min", [](auto& t) { t.clamp_min_(0.1); }}, {"clamp_max", [&](auto& t) { t.clamp_max_(y); }},
+      {"clip", [](auto& t) { t.clip_(-1, 1); }}, {"lerp", [&](auto& t) { t.lerp_(y, 0.25); }},
+      {"lerp_tensor", [&](auto& t) { t.lerp_(y, z); }}, {"addcmul", [&](auto& t) { t.addcmul_(y, z, 0.5); }},
+      {"addcdiv", [&](auto& t) { t.addcdiv_(y, z, 2); }}, {"div_floor", [&](auto& t) { t.div_(y, "floor"); }},
+      {"div_trunc", [&](auto& t) { t.div_(y, "trunc"); }}, {"divide_floor", [&](auto& t) { t.divide_(z, "floor"); }},
+      {"round_decimals", [](auto& t) { t.round_(1); }}, {"logit_eps", [](auto& t) { t.logit_(0.1); }},
+      {"nan_to_num_args", [](auto& t) { t.nan_to_num_(1.0, 5.0, -5.0); }},
+      {"polygamma", [](auto& t) { t.add_(0.25).polygamma_(1); }}, {"mvlgamma", [](auto& t) { t.abs_().add_(1).mvlgamma_(2); }},
+      {"chained", [](auto& t) { t.mul_(2).add_(1).tanh_(); }},
+  };
+  check_in_place_methods<float>(x, "float", methods, [](const auto& got, const auto& want, const std::string& name) {
+    test::check_close(got, want, 4e-6, 1e-6, name);
+  });
+}
+
+TEST_CASE("in-place methods on integer tensors, and results that cannot be written back") {
+  const auto i = golden<int64_t>("ip_int_in"), j = golden<int64_t>("ip_int_other");
+  using Method = std::function<void(Tensor<int64_t>&)>;
+  const std::map<std::string, Method> methods = {
+      {"abs", [](auto& t) { t.abs_(); }}, {"neg", [](auto& t) { t.neg_(); }},
+      {"sign", [](auto& t) { t.sign_(); }}, {"square", [](auto& t) { t.square_(); }},
+      {"relu", [](auto& t) { t.relu_(); }}, {"bitwise_not", [](auto& t) { t.bitwise_not_(); }},
+      {"logical_not", [](auto& t) { t.logical_not_(); }}, {"remainder", [&](auto& t) { t.remainder_(j); }},
+      {"fmod", [&](auto& t) { t.fmod_(j); }}, {"floor_divide", [&](auto& t) { t.floor_divide_(j); }},
+      {"gcd", [&](auto& t) { t.gcd_(j); }}, {"lcm", [&](auto& t) { t.lcm_(j); }},
+      {"bitwise_and", [&](auto& t) { t.bitwise_and_(j); }}, {"bitwise_or", [&](auto& t) { t.bitwise_or_(j); }},
+      {"bitwise_xor", [&](auto& t) { t.bitwise_xor_(j); }}, {"eq", [&](auto& t) { t.eq_(j); }},
+      {"lt", [&](auto& t) { t.lt_(j); }}, {"ge", [&](auto& t) { t.ge_(j); }},
+      {"logical_and", [&](auto& t) { t.logical_and_(j); }}, {"multiply", [&](auto& t) { t.multiply_(j); }},
+      {"shift_left", [](auto& t) { t.bitwise_left_shift_(2); }}, {"shift_right", [](auto& t) { t.bitwise_right_shift_(1); }},
+      {"pow_scalar", [](auto& t) { t.pow_(2); }}, {"div_floor", [&](auto& t) { t.div_(j, "floor"); }},
+      {"div_trunc", [&](auto& t) { t.div_(j, "trunc"); }}, {"add_alpha", [&](auto& t) { t.add_(j, 3); }},
+      {"clamp_min", [](auto& t) { t.clamp_min_(-2); }}, {"cumsum", [](auto& t) { t.cumsum_(0); }},
+  };
+  check_in_place_methods<int64_t>(i, "int", methods, [](const auto& got, const auto& want, const std::string&) {
+    CHECK(test::bitwise_equal(got, want));
+  });
+  // (An integer tensor's sqrt_ or div_ without a rounding mode, and a float
+  // one's float_power_, do not compile: the result type cannot be written
+  // back, "result type Float can't be cast to the desired output type Long".)
+  // Broadcasting extends the other operand only, as PyTorch's.
+  Tensor<float> row = ones<float>({3});
+  CHECK(test::error_of([&] { row.add_(ones<float>({2, 3})); }) ==
+        "output with shape [3] doesn't match the broadcast shape [2, 3]");
+  Tensor<float> grid = zeros<float>({2, 3});
+  grid.add_(arange<float>(3));
+  CHECK(test::bitwise_equal(grid, Tensor<float>(arange<float>(3).expand({2, 3}).contiguous())));
+}
+
+TEST_CASE("in-place methods along dims, float_power_, and gradients through chains of them as PyTorch") {
+  const auto m = golden<double>("ip_dims_in");
+  test::check_close(m.clone().tril_(), golden<double>("ip_dims_tril"), 0, 0, "tril_");
+  test::check_close(m.clone().triu_(1), golden<double>("ip_dims_triu"), 0, 0, "triu_");
+  test::check_close(m.clone().cumsum_(1), golden<double>("ip_dims_cumsum"), 1e-15, 1e-15, "cumsum_");
+  test::check_close(m.clone().cumprod_(0), golden<double>("ip_dims_cumprod"), 1e-15, 1e-15, "cumprod_");
+  test::check_close(m.clone().renorm_(2, 0, 1.0), golden<double>("ip_dims_renorm"), 1e-14, 1e-15, "renorm_");
+  test::check_close(m.clone().abs_().float_power_(m), golden<double>("ip_dims_float_power"), 1e-14, 0, "float_power_");
+
+  const auto w = golden<double>("ip_chain_w");
+  const std::map<std::string, std::function<void(Tensor<double>&, const Tensor<double>&)>> chains = {
+      {"a", [](auto& y, const auto& x) { y.sin_().pow_(2).addcdiv_(x, exp(x), 0.5).clamp_min_(0.05).sqrt_(); }},
+      {"b", [](auto& y, const auto& x) { y.mul_(x).lerp_(x, 0.3).cumprod_(1); }},
+      {"c",
+       [](auto& y, const auto& x) {
+         y.renorm_(2, 0, 1.5).triu_(0).xlogy_(abs(x) + 1);
+         y.select(0, 1).exp_();
+       }},
+  };
+  for (const auto& [name, chain] : chains) {
+    INFO(name);
+    Tensor<double> x = m.clone();
+    x.requires_grad_();
+    Tensor<double> y = x * 1.0;
+    chain(y, x);
+    Tensor<double>(sum(y * w)).backward();
+    test::check_close(y, golden<double>("ip_chain_" + name + "_out"), 1e-13, 1e-14, "value");
+    test::check_close(x.grad(), golden<double>("ip_chain_" + name + "_grad"), 1e-12, 1e-13, "gradient");
+  }
+  // An in-place write after one whose node keeps its result: PyTorch raises
+  // ("one of the variables needed for gradient computation has been modified
+  // by an inplace operation"), tessera's nodes read copies of the values they
+  // need. d/dx lerp(tanh(x), x, 0.3) = 0.7 (1 - tanh(x)^2) + 0.3.
+  {
+    Tensor<double> x = m.clone();
+    x.requires_grad_();
+    Tensor<double> y = x * 1.0;
+    y.tanh_().lerp_(x, 0.3);
+    Tensor<double>(sum(y)).backward();
+    test::check_close(x.grad(), 0.7 * (1.0 - square(tanh(m))) + 0.3, 1e-15, 1e-15, "tanh_ then lerp_");
+  }
+  // A leaf that requires grad takes no in-place write outside NoGradGuard.
+  Tensor<double> leaf = m.clone();
+  leaf.requires_grad_();
+  CHECK(test::error_of([&] { leaf.exp_(); }) ==
+        "a leaf Variable that requires grad is being used in an in-place operation.");
+}

@@ -2208,6 +2208,90 @@ def nn_parameter_containers():
         f.write("=== end\n")
 
 
+def in_place_methods():
+    """The tensor methods that write in place (x.exp_(), x.pow_(y),
+    x.addcdiv_(t1, t2, value=...), x.cumprod_(0), ...): each method's result
+    on float32 and int64 tensors (rows of ip_*_out, named one per line in
+    ip_*_names.txt), and gradients through chains of in-place writes on a
+    non-leaf and on a view of one (ip_chain_*)."""
+    x = torch.tensor([-2.5, -1.0, -0.3, 0.0, 0.2, 0.5, 0.9, 1.0, 1.7, 3.2, float("inf"), float("nan")])
+    y = torch.tensor([1.5, -2.0, 0.7, 3.0, -0.4, 2.0, 0.25, -1.0, 1.7, 0.5, 2.0, 1.0])
+    z = torch.tensor([0.5, 1.0, -2.0, 4.0, 0.3, -0.8, 2.5, 1.0, -1.5, 3.0, 0.1, 2.0])
+    unary = ["abs", "absolute", "neg", "negative", "sign", "sgn", "square", "sqrt", "rsqrt", "reciprocal", "exp",
+             "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+             "cosh", "tanh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh",
+             "sigmoid", "relu", "ceil", "floor", "round", "trunc", "fix", "frac", "erf", "erfc", "erfinv", "lgamma",
+             "digamma", "sinc", "deg2rad", "rad2deg", "logit", "nan_to_num", "logical_not"]
+    calls = [(n, lambda t, n=n: getattr(t, n + "_")()) for n in unary]
+    binary = ["pow", "atan2", "arctan2", "remainder", "fmod", "hypot", "copysign", "nextafter", "xlogy", "ldexp",
+              "multiply", "divide", "true_divide", "floor_divide", "logical_and", "logical_or", "logical_xor", "eq",
+              "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater", "greater_equal",
+              "heaviside"]
+    calls += [(n, lambda t, n=n: getattr(t, n + "_")(y)) for n in binary]
+    calls += [
+        ("igamma", lambda t: t.abs_().igamma_(y.abs())), ("igammac", lambda t: t.abs_().igammac_(y.abs())),
+        ("pow_scalar", lambda t: t.pow_(3)), ("add_alpha", lambda t: t.add_(y, alpha=2)),
+        ("sub_alpha", lambda t: t.sub_(y, alpha=0.5)), ("subtract_alpha", lambda t: t.subtract_(y, alpha=-1.5)),
+        ("clamp_min", lambda t: t.clamp_min_(0.1)), ("clamp_max", lambda t: t.clamp_max_(y)),
+        ("clip", lambda t: t.clip_(-1, 1)), ("lerp", lambda t: t.lerp_(y, 0.25)), ("lerp_tensor", lambda t: t.lerp_(y, z)),
+        ("addcmul", lambda t: t.addcmul_(y, z, value=0.5)), ("addcdiv", lambda t: t.addcdiv_(y, z, value=2)),
+        ("div_floor", lambda t: t.div_(y, rounding_mode="floor")), ("div_trunc", lambda t: t.div_(y, rounding_mode="trunc")),
+        ("divide_floor", lambda t: t.divide_(z, rounding_mode="floor")), ("round_decimals", lambda t: t.round_(decimals=1)),
+        ("logit_eps", lambda t: t.logit_(0.1)), ("nan_to_num_args", lambda t: t.nan_to_num_(1.0, 5.0, -5.0)),
+        ("i0", lambda t: t.clamp_(-50, 50).i0_()), ("polygamma", lambda t: t.add_(0.25).polygamma_(1)),
+        ("mvlgamma", lambda t: t.abs_().add_(1).mvlgamma_(2)),
+        ("chained", lambda t: t.mul_(2).add_(1).tanh_()),
+    ]
+    save("ip_float_in", x)
+    save("ip_float_other", y)
+    save("ip_float_third", z)
+    save("ip_float_out", torch.stack([f(x.clone()) for _, f in calls]))
+    with open(os.path.join(OUT, "ip_float_names.txt"), "w") as f:
+        f.write("".join(n + "\n" for n, _ in calls))
+
+    i = torch.tensor([-7, -3, -1, 0, 1, 2, 5, 12, 30, -16])
+    j = torch.tensor([2, 5, -3, 4, 1, 3, -2, 8, 7, 3])
+    icalls = [(n, lambda t, n=n: getattr(t, n + "_")()) for n in ["abs", "neg", "sign", "square", "relu", "bitwise_not", "logical_not"]]
+    icalls += [(n, lambda t, n=n: getattr(t, n + "_")(j)) for n in
+               ["remainder", "fmod", "floor_divide", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor",
+                "eq", "lt", "ge", "logical_and", "multiply"]]
+    icalls += [("shift_left", lambda t: t.bitwise_left_shift_(2)), ("shift_right", lambda t: t.bitwise_right_shift_(1)),
+               ("pow_scalar", lambda t: t.pow_(2)), ("div_floor", lambda t: t.div_(j, rounding_mode="floor")),
+               ("div_trunc", lambda t: t.div_(j, rounding_mode="trunc")), ("add_alpha", lambda t: t.add_(j, alpha=3)),
+               ("clamp_min", lambda t: t.clamp_min_(-2)), ("cumsum", lambda t: t.cumsum_(0))]
+    save("ip_int_in", i)
+    save("ip_int_other", j)
+    save("ip_int_out", torch.stack([f(i.clone()) for _, f in icalls]))
+    with open(os.path.join(OUT, "ip_int_names.txt"), "w") as f:
+        f.write("".join(n + "\n" for n, _ in icalls))
+
+    # Along or across dims, and float_power_ of a double tensor.
+    g = torch.Generator().manual_seed(107)
+    m = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    save("ip_dims_in", m)
+    save("ip_dims_tril", m.clone().tril_())
+    save("ip_dims_triu", m.clone().triu_(1))
+    save("ip_dims_cumsum", m.clone().cumsum_(1))
+    save("ip_dims_cumprod", m.clone().cumprod_(0))
+    save("ip_dims_renorm", m.clone().renorm_(2, 0, 1.0))
+    save("ip_dims_float_power", m.clone().abs_().float_power_(m))
+
+    # Gradients through chains of in-place writes on a non-leaf (and a view).
+    w = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    chains = {
+        "a": lambda y, x: y.sin_().pow_(2).addcdiv_(x, x.exp(), value=0.5).clamp_min_(0.05).sqrt_(),
+        "b": lambda y, x: y.mul_(x).lerp_(x, 0.3).cumprod_(1),
+        "c": lambda y, x: (y.renorm_(2, 0, 1.5).triu_(0).xlogy_(x.abs() + 1), y[1].exp_(), y)[-1],
+    }
+    for name, chain in chains.items():
+        x = m.clone().requires_grad_()
+        y = chain(x * 1, x)
+        (y * w).sum().backward()
+        save(f"ip_chain_{name}_out", y)
+        save(f"ip_chain_{name}_grad", x.grad)
+    save("ip_chain_w", w)
+
+
 def special_multigammaln_domain():
     """multigammaln (mvlgamma) at and below (p - 1) / 2, at poles, NaN and
     infinities, where PyTorch 1.13 computes its sum of lgamma terms rather
@@ -3302,6 +3386,7 @@ if __name__ == "__main__":
     nn_ctc_loss()
     nn_parameter_containers()
     nn_layers_3d()
+    in_place_methods()
     special_multigammaln_domain()
     nn_fold()
     nn_conv_transpose1d()
