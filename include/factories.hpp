@@ -220,6 +220,49 @@ Tensor<T>& Tensor<T>::normal_(double mean, double std) {
   return *this;
 }
 
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::exponential_(double lambd) {
+  static_assert(is_floating_v<T>, "exponential_ expects a floating point tensor");
+  detail::check(lambd >= 0, "exponential_ expects lambda >= 0.0, but found lambda=", lambd);
+  detail::fill_sequential(*this, true, [&](detail::Generator& g) {
+    return detail::convert<T>(-1.0 / lambd * std::log(1.0 - g.uniform_double()));
+  });
+  return *this;
+}
+
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::geometric_(double p) {
+  static_assert(!std::is_same_v<T, bool>, "geometric_ expects a numeric tensor");
+  detail::check(p > 0 && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
+  const double log_q = std::log1p(-p);
+  detail::fill_sequential(*this, true, [&](detail::Generator& g) {
+    return detail::convert<T>(std::ceil(std::log(g.uniform_double()) / log_q));
+  });
+  return *this;
+}
+
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::cauchy_(double median, double sigma) {
+  static_assert(is_floating_v<T>, "cauchy_ expects a floating point tensor");
+  detail::fill_sequential(*this, true, [&](detail::Generator& g) {
+    return detail::convert<T>(median + sigma * std::tan(3.14159265358979323846 * (g.uniform_double() - 0.5)));
+  });
+  return *this;
+}
+
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::log_normal_(double mean, double std) {
+  static_assert(is_floating_v<T>, "log_normal_ expects a floating point tensor");
+  detail::check(std > 0, "log_normal_ expects std > 0.0, but found std=", std);
+  detail::fill_sequential(*this, true,
+                          [&](detail::Generator& g) { return detail::convert<T>(std::exp(g.normal() * std + mean)); });
+  return *this;
+}
+
 template <class T = float>
 Tensor<T> rand(Shape shape) {
   auto t = empty<T>(shape);

@@ -34,14 +34,17 @@ class Generator {
   // U[0, 1) with PyTorch's bit recipe: 24 random bits for float, 53 for double.
   float uniform_float() { return static_cast<float>(random() & ((1u << 24) - 1)) * 0x1.0p-24f; }
   double uniform_double() { return static_cast<double>(random64() & ((uint64_t{1} << 53) - 1)) * 0x1.0p-53; }
-  // N(0, 1) by Box-Muller over two uniform doubles; the second value is kept.
+  // N(0, 1) by Box-Muller over two uniform doubles; the second value is
+  // kept. PyTorch's scalar normal sampler (at::normal_distribution<double>)
+  // to the bit, log(1 - u2) included, so that its users draw its numbers
+  // (log_normal_; normal_ and randn of fewer than 16 elements).
   double normal() {
     if (has_cached_normal_) {
       has_cached_normal_ = false;
       return cached_normal_;
     }
     const double u1 = uniform_double(), u2 = uniform_double();
-    const double r = std::sqrt(-2.0 * std::log1p(-u2));
+    const double r = std::sqrt(-2.0 * std::log(1.0 - u2));
     const double theta = 2.0 * 3.14159265358979323846 * u1;
     cached_normal_ = r * std::sin(theta);
     has_cached_normal_ = true;

@@ -573,6 +573,18 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor& uniform_(double from = 0, double to = 1);
   template <class U = T>
   Tensor& normal_(double mean = 0, double std = 1);
+  // PyTorch's other in-place samplers, with its formulas over one uniform
+  // double per element, so that a seed gives torch's numbers: Exp(lambd),
+  // the trials up to the first success of Bernoulli(p) (integer tensors
+  // too), Cauchy(median, sigma), and exp(N(mean, std)).
+  template <class U = T>
+  Tensor& exponential_(double lambd = 1);
+  template <class U = T>
+  Tensor& geometric_(double p);
+  template <class U = T>
+  Tensor& cauchy_(double median = 0, double sigma = 1);
+  template <class U = T>
+  Tensor& log_normal_(double mean = 1, double std = 2);
 
   // ----- autograd (defined in autograd/tensor_autograd.hpp) -------------------
   bool requires_grad() const;

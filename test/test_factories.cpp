@@ -44,6 +44,40 @@ TEST_CASE("rand after manual_seed gives PyTorch's numbers") {
   CHECK(equal(m.flatten(), test::golden<float>("rand_seed0_f32")));
 }
 
+TEST_CASE_TEMPLATE("exponential_, geometric_, cauchy_, log_normal_ and small normal_ / randn give PyTorch's numbers", T,
+                   float, double) {
+  const std::string tag = std::is_same_v<T, float> ? "f32" : "f64";
+  const auto want = [&](const std::string& name) { return test::golden<T>("rip_" + name + "_" + tag); };
+  // 1-ulp differences of libm's log, tan and exp between this build and PyTorch's are allowed.
+  const auto check = [&](const Tensor<T>& got, const std::string& name) {
+    INFO(name);
+    CHECK(test::worst_ulp<T>(got, want(name)) <= 1);
+  };
+  manual_seed(11);
+  check(empty<T>({6, 7}).exponential_(2.0), "exponential");
+  manual_seed(11);
+  check(empty<T>({6, 7}).exponential_(), "exponential_1");
+  manual_seed(11);
+  check(empty<T>({6, 7}).geometric_(0.3), "geometric");
+  manual_seed(11);
+  check(empty<T>({6, 7}).cauchy_(1.0, 2.0), "cauchy");
+  manual_seed(11);
+  check(empty<T>({6, 7}).log_normal_(1.0, 0.5), "log_normal");
+  manual_seed(11);
+  check(empty<T>({15}).normal_(3.0, 2.0), "normal_small");
+  manual_seed(12);
+  check(randn<T>({3, 5}), "randn_small");
+  CHECK(test::error_of([] { empty<T>({2}).geometric_(1.0); }) == "geometric_ expects p to be in (0, 1), but got p=1");
+  CHECK(test::error_of([] { empty<T>({2}).log_normal_(0.0, 0.0); }) == "log_normal_ expects std > 0.0, but found std=0");
+  CHECK(test::error_of([] { empty<T>({2}).exponential_(-1.0); }) ==
+        "exponential_ expects lambda >= 0.0, but found lambda=-1");
+}
+
+TEST_CASE("geometric_ on an integer tensor gives PyTorch's numbers") {
+  manual_seed(13);
+  CHECK(equal(empty<int64_t>({5, 8}).geometric_(0.2), test::golden<int64_t>("rip_geometric_i64")));
+}
+
 TEST_CASE("the same seed gives the same randn and randint; values are in range") {
   manual_seed(5);
   auto a = randn({10000});

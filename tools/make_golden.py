@@ -2303,6 +2303,27 @@ def special_multigammaln_domain():
         save(f"sp_multigammaln_domain_p{p}", torch.special.multigammaln(x, p))
 
 
+def random_in_place():
+    """PyTorch's in-place samplers for a seed: exponential_, geometric_ (float
+    and int64), cauchy_, log_normal_, and normal_ / randn of fewer than 16
+    elements (its scalar Box-Muller path), float64 and float32 (rip_*)."""
+    cases = {
+        "exponential": lambda t: t.exponential_(2.0), "exponential_1": lambda t: t.exponential_(),
+        "geometric": lambda t: t.geometric_(0.3), "cauchy": lambda t: t.cauchy_(1.0, 2.0),
+        "log_normal": lambda t: t.log_normal_(1.0, 0.5), "normal_small": lambda t: t.view(-1)[:15].normal_(3.0, 2.0),
+    }
+    for dtype, tag in [(torch.float64, "f64"), (torch.float32, "f32")]:
+        for name, f in cases.items():
+            torch.manual_seed(11)
+            t = torch.empty(6, 7, dtype=dtype)
+            f(t)
+            save(f"rip_{name}_{tag}", t if name != "normal_small" else t.reshape(-1)[:15])
+        torch.manual_seed(12)
+        save(f"rip_randn_small_{tag}", torch.randn(3, 5, dtype=dtype))
+    torch.manual_seed(13)
+    save("rip_geometric_i64", torch.empty(5, 8, dtype=torch.int64).geometric_(0.2))
+
+
 def nn_layers_3d():
     """The 3-d layers: conv3d (groups, strides, padding, dilation, 'same',
     unbatched, float), max_pool3d (dilation, ceil_mode, ties at zero),
@@ -3387,6 +3408,7 @@ if __name__ == "__main__":
     nn_parameter_containers()
     nn_layers_3d()
     in_place_methods()
+    random_in_place()
     special_multigammaln_domain()
     nn_fold()
     nn_conv_transpose1d()
