@@ -156,18 +156,57 @@ namespace detail {
 // version; a factory's fresh tensor stays at version 0, as in PyTorch.
 // A device tensor gets the same draws, made on the host and copied there
 // (so a seed gives the same values on every device).
+// fill(p, n, g) writes the n values in row-major order into the host
+// buffer p, drawing on g.
 template <class T, class F>
-void fill_sequential(Tensor<T>& t, bool in_place, F&& next) {
+void fill_drawn(Tensor<T>& t, bool in_place, F&& fill) {
   if (in_place) check_in_place(t, ScalarLeaf<T>(T(0)));
   auto& g = current_generator();
   std::lock_guard lock(g.mutex());
   const bool on_cpu = t.device().is_cpu();
   auto tmp = t.is_contiguous() && on_cpu ? t : empty<T>(t.sizes());
-  T* p = tmp.data_ptr();
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = next(g);
+  fill(tmp.data_ptr(), t.numel(), g);
   if (!on_cpu) assign(t, tmp.copy_to(t.device()));
   else if (!t.is_alias_of(tmp)) assign(t, tmp);
   if (in_place) t.storage()->bump_version();
+}
+template <class T, class F>
+void fill_sequential(Tensor<T>& t, bool in_place, F&& next) {
+  fill_drawn(t, in_place, [&](T* p, int64_t n, Generator& g) {
+    for (int64_t i = 0; i < n; ++i) p[i] = next(g);
+  });
+}
+
+// PyTorch's normal_fill, which its CPU kernel runs for 16 or more float or
+// double values in a contiguous tensor (fewer, or a strided tensor, get its
+// scalar sampler: Generator::normal): every value drawn as a uniform of T
+// first, then turned into normals 16 at a time by Box-Muller, the first 8
+// of a group giving the radii and the next 8 the angles, in T's
+// arithmetic; where n is not a multiple of 16, the last 16 values are drawn
+// again and transformed on their own. PyTorch's AVX2 build computes the
+// float logarithms, sines and cosines with SLEEF's vector functions
+// instead, which differ from the C library's in the last bit or two.
+template <class T>
+void normal_fill(T* d, int64_t n, Generator& g, T mean, T std) {
+  const auto uniform = [&] {
+    if constexpr (std::is_same_v<T, double>) return g.uniform_double();
+    else return g.uniform_float();
+  };
+  const auto box_muller_16 = [&](T* v) {
+    for (int j = 0; j < 8; ++j) {
+      const T u1 = T(1) - v[j], u2 = v[j + 8];
+      const T radius = std::sqrt(T(-2) * std::log(u1));
+      const T theta = static_cast<T>(2.0 * 3.14159265358979323846 * static_cast<double>(u2));
+      v[j] = radius * std::cos(theta) * std + mean;
+      v[j + 8] = radius * std::sin(theta) * std + mean;
+    }
+  };
+  for (int64_t i = 0; i < n; ++i) d[i] = uniform();
+  for (int64_t i = 0; i + 16 <= n; i += 16) box_muller_16(d + i);
+  if (n % 16 != 0) {
+    for (int64_t i = n - 16; i < n; ++i) d[i] = uniform();
+    box_muller_16(d + n - 16);
+  }
 }
 // t on `device`: t itself when it is there already (a tensor made on the
 // host, or one placed before), a copy otherwise.
@@ -202,6 +241,10 @@ template <class T>
 [[gnu::noinline]] void fill_normal(Tensor<T>& t, double mean, double std, bool in_place) {
   static_assert(is_floating_v<T>, "normal_ expects a floating point tensor");
   check(std >= 0, "normal expects std >= 0.0, but found std ", std);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (t.numel() >= 16 && t.is_contiguous())
+      return fill_drawn(t, in_place, [&](T* p, int64_t n, Generator& g) { normal_fill(p, n, g, T(mean), T(std)); });
+  }
   fill_sequential(t, in_place, [&](Generator& g) { return convert<T>(g.normal() * std + mean); });
 }
 }  // namespace detail

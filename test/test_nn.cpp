@@ -55,6 +55,15 @@ TEST_CASE("initial weights reproduce PyTorch's for the same seed") {
   check_close(t, test::golden<float>("nn_init_trunc_normal"), 1e-5, 1e-6, "trunc_normal_");
   CHECK(amin(t).item() >= -1.f);
   CHECK(amax(t).item() <= 3.f);
+
+  // Normal-based: PyTorch's draws, to the bit in double; in float within the
+  // last bits of the SLEEF functions its AVX2 build uses.
+  manual_seed(2);
+  auto kn = empty<double>({6, 5});
+  nn::init::kaiming_normal_(kn, 0, kFanOut, kReLU);
+  CHECK(bitwise_equal(kn, test::golden<double>("nn_init_kaiming_normal_f64")));
+  nn::Embedding embedding(10, 4);
+  check_close(embedding->weight.as<float>(), test::golden<float>("nn_init_embedding"), 2e-6, 2e-6, "Embedding");
 }
 
 TEST_CASE("init: gains, fans and errors") {

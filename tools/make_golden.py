@@ -1588,6 +1588,12 @@ def nn_cases():
     w = torch.empty(2000)
     nn.init.trunc_normal_(w, mean=0.5, std=2.0, a=-1.0, b=3.0)
     save("nn_init_trunc_normal", w)
+    # Normal-based: PyTorch's normal_fill (16 values or more).
+    torch.manual_seed(2)
+    w = torch.empty(6, 5, dtype=torch.float64)
+    nn.init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
+    save("nn_init_kaiming_normal_f64", w)
+    save("nn_init_embedding", nn.Embedding(10, 4).weight)
 
     # Activations: x is a transposed (non-contiguous) view; values around
     # the kinks and the softplus threshold included.
@@ -2320,6 +2326,14 @@ def random_in_place():
             save(f"rip_{name}_{tag}", t if name != "normal_small" else t.reshape(-1)[:15])
         torch.manual_seed(12)
         save(f"rip_randn_small_{tag}", torch.randn(3, 5, dtype=dtype))
+        # 16 or more: normal_fill, with the last 16 drawn again where the
+        # size is not a multiple of 16.
+        torch.manual_seed(14)
+        save(f"rip_randn_16_{tag}", torch.randn(16, dtype=dtype))
+        torch.manual_seed(15)
+        save(f"rip_randn_1005_{tag}", torch.randn(5, 201, dtype=dtype))
+        torch.manual_seed(16)
+        save(f"rip_normal_40_{tag}", torch.empty(40, dtype=dtype).normal_(-2.0, 0.5))
     torch.manual_seed(13)
     save("rip_geometric_i64", torch.empty(5, 8, dtype=torch.int64).geometric_(0.2))
 
