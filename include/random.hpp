@@ -50,20 +50,12 @@ class Generator {
     has_cached_normal_ = true;
     return r * std::cos(theta);
   }
-  // Uniform integer in [0, range) by rejection, free of modulo bias.
+  // An integer in [0, range) as PyTorch's random_(from, to) draws it (so
+  // torch.randint's numbers): 32 random bits modulo the range, 64 where the
+  // range needs more. The modulo favours the low values by at most range /
+  // 2^32 (relative), as PyTorch's does.
   uint64_t below(uint64_t range) {
-    if (range <= (uint64_t{1} << 32)) {
-      const uint64_t limit = (uint64_t{1} << 32) - ((uint64_t{1} << 32) % range);
-      for (;;) {
-        const uint64_t x = random();
-        if (x < limit) return x % range;
-      }
-    }
-    const uint64_t limit = ~uint64_t{0} - (~uint64_t{0} % range);
-    for (;;) {
-      const uint64_t x = random64();
-      if (x < limit) return x % range;
-    }
+    return range < (uint64_t{1} << 32) ? random() % range : random64() % range;
   }
   std::mutex& mutex() { return mutex_; }
   // A generator of its own (tsr::Generator's), seeded as PyTorch seeds one.

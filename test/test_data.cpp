@@ -62,7 +62,10 @@ TEST_CASE("samplers and random_split give PyTorch's orders") {
   CHECK(error_of([&] { data::random_split<std::tuple<Tensor<float>, Tensor<int64_t>>>(ds, {3, 4}); }) ==
         "Sum of input lengths does not equal the length of the input dataset!");
 
-  // With replacement: in range, and a new draw every epoch.
+  // With replacement: torch.randint's draws.
+  data::RandomSampler drawn(10, true, 40, Generator(4));
+  CHECK(drawn.indices() == golden_indices("data_random_sampler_replacement_seed4"));
+  // In range, and a new draw every epoch.
   data::RandomSampler with_replacement(5, true, 1000, Generator(1));
   const auto a = with_replacement.indices(), b = with_replacement.indices();
   CHECK(a != b);

@@ -83,9 +83,13 @@ TEST_CASE_TEMPLATE("exponential_, geometric_, cauchy_, log_normal_ and small nor
         "exponential_ expects lambda >= 0.0, but found lambda=-1");
 }
 
-TEST_CASE("geometric_ on an integer tensor gives PyTorch's numbers") {
+TEST_CASE("geometric_ on an integer tensor, and randint, give PyTorch's numbers") {
   manual_seed(13);
   CHECK(equal(empty<int64_t>({5, 8}).geometric_(0.2), test::golden<int64_t>("rip_geometric_i64")));
+  manual_seed(17);
+  CHECK(equal(randint(-3, 7, {6, 9}), test::golden<int64_t>("rip_randint")));
+  manual_seed(18);
+  CHECK(equal(randint(-(int64_t{1} << 40), int64_t{1} << 41, {20}), test::golden<int64_t>("rip_randint_wide")));
 }
 
 TEST_CASE("the same seed gives the same randn and randint; values are in range") {

@@ -2336,6 +2336,11 @@ def random_in_place():
         save(f"rip_normal_40_{tag}", torch.empty(40, dtype=dtype).normal_(-2.0, 0.5))
     torch.manual_seed(13)
     save("rip_geometric_i64", torch.empty(5, 8, dtype=torch.int64).geometric_(0.2))
+    # randint: 32 random bits modulo the range, 64 for ranges of 2^32 or more.
+    torch.manual_seed(17)
+    save("rip_randint", torch.randint(-3, 7, (6, 9)))
+    torch.manual_seed(18)
+    save("rip_randint_wide", torch.randint(-2**40, 2**41, (20,)))
 
 
 def nn_layers_3d():
@@ -3210,6 +3215,9 @@ def data_orders():
     save("data_random_sampler_seed3", torch.tensor(list(RandomSampler(range(10), num_samples=25, generator=g))))
     torch.manual_seed(5)
     save("data_random_sampler_global5", torch.tensor(list(RandomSampler(range(12)))))
+    g = torch.Generator().manual_seed(4)
+    save("data_random_sampler_replacement_seed4",
+         torch.tensor(list(RandomSampler(range(10), replacement=True, num_samples=40, generator=g))))
     g = torch.Generator().manual_seed(11)
     save("data_subset_random_seed11", torch.tensor(list(SubsetRandomSampler([10, 20, 30, 40, 50, 60], generator=g))))
     parts = random_split(range(10), [3, 3, 4], generator=torch.Generator().manual_seed(42))

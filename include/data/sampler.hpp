@@ -25,7 +25,7 @@ inline uint64_t draw_seed() { return draw_seed(current_generator()); }
 inline tsr::Generator generator_or_fresh(const std::optional<tsr::Generator>& g) {
   return g ? *g : tsr::Generator(draw_seed());
 }
-// A uniform draw in [0, n) (tessera's rejection sampling, not PyTorch's randint stream).
+// A uniform draw in [0, n), as torch.randint draws it.
 inline int64_t draw_below(tsr::Generator& g, int64_t n) {
   std::lock_guard lock(g.impl().mutex());
   return static_cast<int64_t>(g.impl().below(static_cast<uint64_t>(n)));
