@@ -1,7 +1,8 @@
 // Random samples whose parameters are tensors: bernoulli, multinomial,
 // poisson, normal with tensor means and deviations, and randint_like. Drawn
 // from this thread's generator (manual_seed makes them reproducible), on
-// the host, in element order; like randn, not PyTorch's numbers.
+// the host, in element order; bernoulli and randint_like give PyTorch's
+// numbers, the others are distributed as its but drawn otherwise.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -58,22 +59,37 @@ Tensor<T> draw(const Shape& shape, Device device, F&& f) {
 
 }  // namespace detail
 
-// 1 with probability probs[i] (each in [0, 1]), else 0: probs' shape and type.
+// 1 with probability probs[i] (each in [0, 1]), else 0: probs' shape and
+// type. As PyTorch's CPU kernel draws it (a uniform double below a double
+// probability, a uniform float below any other in float), so that a seed
+// gives its numbers.
 template <class T>
 Tensor<T> bernoulli(const Tensor<T>& probs) {
   static_assert(is_floating_v<T>, "bernoulli: expected a floating point tensor of probabilities");
-  const Tensor<double> p = detail::host_contiguous(Tensor<double>(cast<double>(probs)));
-  const double* pp = p.data_ptr();
+  using P = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Tensor<P> p = detail::host_contiguous(Tensor<P>(cast<P>(probs)));
+  const P* pp = p.data_ptr();
   for (int64_t i = 0; i < p.numel(); ++i)
     detail::check(pp[i] >= 0 && pp[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
-  return detail::draw<T>(probs.sizes(), probs.device(),
-                         [pp](detail::Generator& g, int64_t i) { return T(g.uniform_double() < pp[i] ? 1 : 0); });
+  return detail::draw<T>(probs.sizes(), probs.device(), [pp](detail::Generator& g, int64_t i) {
+    if constexpr (std::is_same_v<P, double>) return T(g.uniform_double() < pp[i] ? 1 : 0);
+    else return T(g.uniform_float() < pp[i] ? 1 : 0);
+  });
 }
+namespace detail {
+// `sizes` of 1 with probability p, else 0, as PyTorch's bernoulli_(p) draws
+// them (a uniform double below p): its numbers for a seed, and dropout's
+// masks.
+template <class T>
+Tensor<T> bernoulli_draws(const Shape& sizes, double p, Device device) {
+  check(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  return draw<T>(sizes, device, [p](Generator& g, int64_t) { return T(g.uniform_double() < p ? 1 : 0); });
+}
+}  // namespace detail
 // x's shape and type, each element 1 with probability p.
 template <class T>
 Tensor<T> bernoulli(const Tensor<T>& x, double p) {
-  detail::check(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  return detail::draw<T>(x.sizes(), x.device(), [p](detail::Generator& g, int64_t) { return T(g.uniform_double() < p ? 1 : 0); });
+  return detail::bernoulli_draws<T>(x.sizes(), p, x.device());
 }
 // In place: each element of x becomes 1 with probability p, else 0.
 template <class T>

@@ -331,6 +331,27 @@ TEST_CASE("AlphaDropout and FeatureAlphaDropout keep SELU's mean and variance; R
   CHECK(error_of([] { nn::F::rrelu(ones({2}), 0.5, 0.2); }) == "Lower bound should be less than or equal to the upper bound");
 }
 
+TEST_CASE_TEMPLATE("dropout, channel dropout, alpha dropout, RReLU and bernoulli draw PyTorch's masks for a seed", T, float,
+                   double) {
+  const std::string tag = std::is_same_v<T, float> ? "f32" : "f64";
+  const auto x = test::golden<T>("rl_in_" + tag);
+  const std::map<std::string, std::function<Tensor<T>()>> cases = {
+      {"dropout", [&] { return nn::F::dropout(x, 0.3); }},
+      {"dropout_p1", [&] { return nn::F::dropout(x, 0.9); }},
+      {"dropout2d", [&] { return nn::F::dropout2d(x, 0.4); }},
+      {"alpha", [&] { return nn::F::alpha_dropout(x, 0.2, true); }},
+      {"feature_alpha", [&] { return nn::F::feature_alpha_dropout(x, 0.35, true); }},
+      {"rrelu", [&] { return nn::F::rrelu(x, 0.1, 0.4, true); }},
+  };
+  for (const auto& [name, f] : cases) {
+    manual_seed(21);
+    check_close(f(), test::golden<T>("rl_" + name + "_" + tag), 0, 0, name);
+  }
+  manual_seed(22);
+  check_close(bernoulli(linspace<T>(0, 1, 60).reshape({6, 10})), test::golden<T>("rl_bernoulli_" + tag), 0, 0,
+              "bernoulli");
+}
+
 TEST_CASE("a small CNN trains") {
   manual_seed(0);
   // Two classes: a bright square in the top left or the bottom right.

@@ -2343,6 +2343,29 @@ def random_in_place():
     save("rip_randint_wide", torch.randint(-2**40, 2**41, (20,)))
 
 
+def random_layers():
+    """Dropout (float and double, 2-d channel dropout), alpha dropout and
+    feature alpha dropout in training, RReLU's training slopes, and
+    bernoulli with tensor probabilities, for a seed: PyTorch's masks
+    (rl_*)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(109)
+    x64 = torch.randn(4, 3, 5, generator=g, dtype=torch.float64)
+    x64[0, 0, :3] = torch.tensor([0.0, -0.0, float("nan")], dtype=torch.float64)
+    for dtype, tag in [(torch.float64, "f64"), (torch.float32, "f32")]:
+        x = x64.to(dtype)
+        save(f"rl_in_{tag}", x)
+        for name, f in {"dropout": lambda t: F.dropout(t, 0.3), "dropout_p1": lambda t: F.dropout(t, 0.9),
+                        "dropout2d": lambda t: F.dropout2d(t, 0.4), "alpha": lambda t: F.alpha_dropout(t, 0.2, True),
+                        "feature_alpha": lambda t: F.feature_alpha_dropout(t, 0.35, True),
+                        "rrelu": lambda t: F.rrelu(t, 0.1, 0.4, training=True)}.items():
+            torch.manual_seed(21)
+            save(f"rl_{name}_{tag}", f(x))
+        torch.manual_seed(22)
+        probs = torch.linspace(0, 1, 60, dtype=dtype).reshape(6, 10)
+        save(f"rl_bernoulli_{tag}", torch.bernoulli(probs))
+
+
 def nn_layers_3d():
     """The 3-d layers: conv3d (groups, strides, padding, dilation, 'same',
     unbatched, float), max_pool3d (dilation, ceil_mode, ties at zero),
@@ -3431,6 +3454,7 @@ if __name__ == "__main__":
     nn_layers_3d()
     in_place_methods()
     random_in_place()
+    random_layers()
     special_multigammaln_domain()
     nn_fold()
     nn_conv_transpose1d()

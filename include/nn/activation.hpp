@@ -8,6 +8,7 @@
 #include "../detail/python_repr.hpp"
 #include "fused_activation.hpp"
 #include "holder.hpp"
+#include "../sampling.hpp"
 
 namespace tsr::nn {
 
@@ -132,7 +133,15 @@ template <detail::FloatElement T>
 Tensor<T> rrelu(const Tensor<T>& x, double lower = 1.0 / 8, double upper = 1.0 / 3, bool training = false) {
   detail::check(lower <= upper, "Lower bound should be less than or equal to the upper bound");
   if (!training) return leaky_relu(x, (lower + upper) / 2);
-  const Tensor<T> slopes = detail::placed_on(rand<T>(x.sizes()), x.device()) * T(upper - lower) + T(lower);
+  // A slope drawn for each element that is not positive, in order, as
+  // PyTorch's kernel draws them (a uniform double between the bounds rounded
+  // to the compute type, then rounded to it), so a seed gives its slopes.
+  const double lo = static_cast<double>(acc_t<T>(lower)), hi = static_cast<double>(acc_t<T>(upper));
+  const Tensor<T> values = detail::host_contiguous(x);
+  const T* v = values.data_ptr();
+  const Tensor<T> slopes = detail::draw<T>(x.sizes(), x.device(), [&](detail::Generator& g, int64_t i) {
+    return v[i] <= T(0) ? T(acc_t<T>(g.uniform_double() * (hi - lo) + lo)) : T(1);
+  });
   return where(x > T(0), x, x * slopes);
 }
 }  // namespace functional

@@ -1,15 +1,16 @@
 // Dropout: in training, each element is zeroed with probability p and the
-// rest scaled by 1 / (1 - p); in evaluation, the identity. The mask comes
-// from the seeded generator (manual_seed makes it repeatable); PyTorch draws
-// its mask with bernoulli_, a different stream, so the masks differ. Alpha
-// dropout, for SELU networks, sets the dropped elements to SELU's
-// saturation value instead and keeps the mean and variance.
+// rest scaled by 1 / (1 - p); in evaluation, the identity. The mask is
+// drawn as PyTorch draws it (bernoulli_(1 - p)), so a seed gives PyTorch's
+// masks and outputs. Alpha dropout, for SELU networks, sets the dropped
+// elements to SELU's saturation value instead and keeps the mean and
+// variance.
 #pragma once
 #include <cmath>
 #include <string>
 
 #include "activation.hpp"  // python_float_repr
 #include "holder.hpp"
+#include "../sampling.hpp"
 
 namespace tsr::detail {
 inline void check_dropout_probability(double p) {
@@ -17,22 +18,23 @@ inline void check_dropout_probability(double p) {
 }
 
 // What dropout multiplies by, unevaluated: each element kept (scaled by
-// 1 / (1 - p)) with probability 1 - p, as where(u < 1 - p, 1 / (1 - p), 0)
-// over uniform draws u; where nothing is dropped (evaluation, p = 0) or
-// everything is (p = 1), u is a 0-d zero and the same expression is 1 or 0.
-// One type whatever the case, so the multiply and the mask are one fused
-// pass, and its backward multiplies by the same mask. (p is checked where it
+// 1 / (1 - p)) with probability 1 - p, as where(kept != 0, 1 / (1 - p), 0)
+// over PyTorch's draws of kept (bernoulli_draws); where nothing is dropped
+// (evaluation, p = 0) or everything is (p = 1), kept is a 0-d 1 or 0. One
+// type whatever the case, so the multiply and the mask are one fused pass,
+// and its backward multiplies by the same mask. The scale is PyTorch's
+// noise.div_(1 - p), 1 / (1 - p) in T's arithmetic. (p is checked where it
 // is given: DropoutOptions, F::dropout.)
 //
-// On a device, the uniform draws are the CPU's (the same seed gives the
-// same mask on every device), copied there.
+// On a device, the draws are the CPU's (the same seed gives the same mask
+// on every device), copied there.
 template <FloatElement T>
 auto dropout_mask(const Shape& sizes, double p, bool training, Device device) {
   const bool active = training && p != 0 && p != 1;
-  const Tensor<T> u = active ? placed_on(rand<T>(sizes), device) : zeros<T>({}, device);
-  const T keep = active ? T(1 - p) : T(training && p == 1 ? 0 : 1);
-  const T scale = active ? T(1 / (1 - p)) : T(1);
-  return where(u < keep, ScalarLeaf<T>(scale), T(0));  // two bare numbers beside a bool would be float
+  const Tensor<T> kept =
+      active ? bernoulli_draws<T>(sizes, 1 - p, device) : full<T>({}, T(training && p == 1 ? 0 : 1), device);
+  const T scale = active ? T(1) / T(1 - p) : T(1);
+  return where(kept != T(0), ScalarLeaf<T>(scale), T(0));  // two bare numbers beside a bool would be float
 }
 }  // namespace tsr::detail
 
@@ -107,9 +109,10 @@ Tensor<T> alpha_dropout_over(const Tensor<T>& x, double p, bool training, std::s
   // selu_scale * selu_alpha, as PyTorch writes it (the product of the two constants rounds one ulp higher).
   constexpr double saturation = 1.7580993408473766;
   const double a = 1 / std::sqrt((saturation * saturation * p + 1) * (1 - p));
-  const Tensor<bool> kept = detail::placed_on(rand<T>(mask), x.device()) < T(1 - p);
-  return x * where(kept, ScalarLeaf<T>(T(a)), T(0)) +
-         where(kept, ScalarLeaf<T>(T(a * saturation * p)), T(a * saturation * (p - 1)));
+  const Tensor<bool> kept = detail::bernoulli_draws<T>(mask, 1 - p, x.device()) != T(0);
+  // PyTorch's b = (noise - 1) * (alpha' a) + alpha' a p, in T's arithmetic.
+  const T shift = T(saturation * a * p), dropped = -T(saturation * a) + shift;
+  return x * where(kept, ScalarLeaf<T>(T(a)), T(0)) + where(kept, ScalarLeaf<T>(shift), dropped);
 }
 template <detail::FloatElement T>
 Tensor<T> alpha_dropout(const Tensor<T>& x, double p = 0.5, bool training = false) {
