@@ -1,8 +1,8 @@
 // Random samples whose parameters are tensors: bernoulli, multinomial,
 // poisson, normal with tensor means and deviations, and randint_like. Drawn
 // from this thread's generator (manual_seed makes them reproducible), on
-// the host, in element order; bernoulli and randint_like give PyTorch's
-// numbers, the others are distributed as its but drawn otherwise.
+// the host, in element order, as PyTorch's CPU kernels draw them: its
+// numbers for a seed.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -99,9 +99,15 @@ Tensor<T>& bernoulli_(Tensor<T>& x, double p = 0.5) {
 
 // num_samples category indices per row of probs (1-D, or 2-D: one row per
 // draw), each drawn with probability proportional to its weight (finite,
-// >= 0, positive sum). Without replacement a category is drawn once at most
-// (by the largest weight / Exp(1) keys, as PyTorch 1.13; categories of
-// weight 0 come last); with it, independently. int64, (rows, num_samples).
+// >= 0, positive sum); int64, (rows, num_samples). Drawn as PyTorch 1.13's
+// CPU kernel draws them, so that a seed gives its indices. Without
+// replacement (and for a single sample) a category is drawn once at most:
+// the largest weight / Exp(1) keys, the Exp(1) values drawn as exponential_
+// draws them into a tensor like probs and the keys divided in T (ties go to
+// the first category; a weight of 0 comes last). With replacement: a
+// uniform double per sample, located by binary search in the row's
+// cumulative weights, summed and normalized in T (float for 16-bit types),
+// the last set to 1.
 template <class T>
 Tensor<int64_t> multinomial(const Tensor<T>& probs, int64_t num_samples, bool replacement = false) {
   static_assert(is_floating_v<T>, "multinomial only supports floating-point dtypes for input");
@@ -110,40 +116,50 @@ Tensor<int64_t> multinomial(const Tensor<T>& probs, int64_t num_samples, bool re
   const int64_t categories = probs.size(-1), rows = probs.dim() == 2 ? probs.size(0) : 1;
   detail::check(replacement || num_samples <= categories,
                 "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
-  const Tensor<double> w = detail::host_contiguous(Tensor<double>(cast<double>(probs)));
-  const double* wp = w.data_ptr();
-  for (int64_t i = 0; i < w.numel(); ++i)
-    detail::check(std::isfinite(wp[i]) && wp[i] >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
-  for (int64_t r = 0; r < rows; ++r)
-    detail::check(std::accumulate(wp + r * categories, wp + (r + 1) * categories, 0.0) > 0,
-                  "invalid multinomial distribution (sum of probabilities <= 0)");
+  const Tensor<T> w = detail::host_contiguous(probs);
+  const T* wp = w.data_ptr();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const double v = static_cast<double>(wp[i]);
+    detail::check(std::isfinite(v) && v >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < categories; ++c) sum += static_cast<double>(wp[r * categories + c]);
+    detail::check(sum > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+  }
   auto out = Tensor<int64_t>::allocate({rows, num_samples});
   int64_t* o = out.data_ptr();
-  auto& g = detail::current_generator();
-  {
-    std::lock_guard lock(g.mutex());
-    std::vector<double> cumulative(static_cast<std::size_t>(categories)), keys(static_cast<std::size_t>(categories));
+  if (!replacement || num_samples == 1) {
+    Tensor<T> keys = empty<T>(w.sizes());
+    keys.exponential_(1);
+    T* k = keys.data_ptr();
+    for (int64_t i = 0; i < keys.numel(); ++i) k[i] = wp[i] / k[i];
     std::vector<int64_t> order(static_cast<std::size_t>(categories));
     for (int64_t r = 0; r < rows; ++r) {
-      const double* row = wp + r * categories;
-      int64_t* picks = o + r * num_samples;
-      if (replacement) {
-        std::partial_sum(row, row + categories, cumulative.begin());
-        const double total = cumulative.back();
-        for (int64_t s = 0; s < num_samples; ++s) {
-          // The first category whose cumulative weight passes u: a weight of 0 is never passed into.
-          const double u = g.uniform_double() * total;
-          const auto at = std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin();
-          picks[s] = std::min<int64_t>(at, categories - 1);
-        }
-      } else {
-        for (int64_t c = 0; c < categories; ++c) keys[static_cast<std::size_t>(c)] = row[c] / -std::log1p(-g.uniform_double());
-        std::iota(order.begin(), order.end(), int64_t{0});
-        std::partial_sort(order.begin(), order.begin() + num_samples, order.end(), [&](int64_t a, int64_t b) {
-          const double ka = keys[static_cast<std::size_t>(a)], kb = keys[static_cast<std::size_t>(b)];
-          return ka > kb || (ka == kb && a < b);
-        });
-        std::copy(order.begin(), order.begin() + num_samples, picks);
+      const T* row = k + r * categories;
+      std::iota(order.begin(), order.end(), int64_t{0});
+      std::partial_sort(order.begin(), order.begin() + num_samples, order.end(), [&](int64_t a, int64_t b) {
+        return row[a] > row[b] || (row[a] == row[b] && a < b);
+      });
+      std::copy(order.begin(), order.begin() + num_samples, o + r * num_samples);
+    }
+  } else {
+    using A = acc_t<T>;
+    auto& g = detail::current_generator();
+    std::lock_guard lock(g.mutex());
+    std::vector<A> cumulative(static_cast<std::size_t>(categories));
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = wp + r * categories;
+      A sum = 0;
+      for (int64_t c = 0; c < categories; ++c) cumulative[static_cast<std::size_t>(c)] = sum += static_cast<A>(row[c]);
+      for (A& c : cumulative) c /= sum;
+      cumulative.back() = 1;
+      for (int64_t s = 0; s < num_samples; ++s) {
+        const double u = g.uniform_double();
+        // The first category whose cumulative weight reaches u.
+        const auto at = std::lower_bound(cumulative.begin(), cumulative.end(), u,
+                                         [](A c, double v) { return static_cast<double>(c) < v; });
+        o[r * num_samples + s] = at - cumulative.begin();
       }
     }
   }
@@ -164,25 +180,33 @@ Tensor<T> poisson(const Tensor<T>& rates) {
 }
 
 // Normal samples with the given means and standard deviations (tensors,
-// broadcast together, or a number for either).
+// broadcast together, or a number for either), as PyTorch computes them:
+// N(0, 1) draws of the result's shape (randn's), times std, plus mean, in
+// T (with a number for std, N(0, std) draws plus mean). Not differentiated
+// (a new tensor, as a factory's).
 template <class T>
 Tensor<T> normal(const Tensor<T>& mean, const Tensor<T>& std) {
   static_assert(is_floating_v<T>, "normal expects floating point tensors");
   const Shape shape = detail::broadcast_shapes(mean.sizes(), std.sizes());
-  const Tensor<double> m = detail::host_contiguous(Tensor<double>(cast<double>(mean.expand(shape))));
-  const Tensor<double> s = detail::host_contiguous(Tensor<double>(cast<double>(std.expand(shape))));
-  const double *mp = m.data_ptr(), *sp = s.data_ptr();
-  for (int64_t i = 0; i < s.numel(); ++i) detail::check(sp[i] >= 0, "normal expects all elements of std >= 0.0");
-  return detail::draw<T>(shape, mean.device(),
-                         [mp, sp](detail::Generator& g, int64_t i) { return detail::convert<T>(mp[i] + sp[i] * g.normal()); });
+  const Tensor<T> s = std.detach();
+  detail::check(s.numel() == 0 || amin(s).item() >= T(0), "normal expects all elements of std >= 0.0");
+  const Tensor<T> z = detail::placed_on(randn<T>(shape), mean.device());
+  return detail::unrecorded([&] { return Tensor<T>(z * s + mean.detach()); });
 }
 template <class T>
 Tensor<T> normal(const Tensor<T>& mean, double std = 1) {
-  return normal(mean, full<T>({}, detail::convert<T>(std), mean.device()));
+  // PyTorch's normal_(0, std) of the result, plus mean.
+  Tensor<T> z = empty<T>(mean.sizes());
+  z.normal_(0, std);
+  z = detail::placed_on(z, mean.device());
+  return detail::unrecorded([&] { return Tensor<T>(z + mean.detach()); });
 }
 template <class T>
 Tensor<T> normal(double mean, const Tensor<T>& std) {
-  return normal(full<T>({}, detail::convert<T>(mean), std.device()), std);
+  const Tensor<T> s = std.detach();
+  detail::check(s.numel() == 0 || amin(s).item() >= T(0), "normal expects all elements of std >= 0.0");
+  const Tensor<T> z = detail::placed_on(randn<T>(std.sizes()), std.device());
+  return detail::unrecorded([&] { return Tensor<T>(z * s + detail::convert<T>(mean)); });
 }
 
 // Random integers in [low, high) with e's shape and element type.

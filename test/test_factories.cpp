@@ -178,6 +178,37 @@ double mean_of(const Tensor<T>& t) {
 }
 }  // namespace
 
+TEST_CASE_TEMPLATE("multinomial, poisson and normal with tensor parameters give PyTorch's numbers for a seed", T, float,
+                   double) {
+  const std::string tag = std::is_same_v<T, float> ? "f32" : "f64";
+  const auto want = [&](const std::string& name) { return test::golden<T>("rl_" + name + "_" + tag); };
+  const Tensor<T> w = tensor<T>({0.1, 0.0, 2.0, 0.7, 0.7, 1.3, 0.05, 0.0, 3.0, 0.4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                 0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 1e-3, 0.0, 0.0, 2.0})
+                          .reshape({3, 10});
+  manual_seed(23);
+  CHECK(equal(multinomial(w, 3), test::golden<int64_t>("rl_multinomial_" + tag)));
+  manual_seed(24);
+  CHECK(equal(multinomial(w, 40, true), test::golden<int64_t>("rl_multinomial_replacement_" + tag)));
+  manual_seed(25);
+  CHECK(equal(multinomial(Tensor<T>(w.select(0, 0)), 1, true), test::golden<int64_t>("rl_multinomial_one_" + tag)));
+  manual_seed(26);
+  const std::vector<T> rates = {T(0.0), T(0.5), T(3.0), T(9.9), T(10.0), T(25.0), T(200.0)};
+  std::vector<T> thrice;
+  for (int i = 0; i < 3; ++i) thrice.insert(thrice.end(), rates.begin(), rates.end());
+  CHECK(equal(poisson(tensor<T>(thrice)), want("poisson")));
+  const Tensor<T> mean = want("normal_mean"), std = want("normal_std");
+  // Through randn: to the bit in double, within SLEEF's last bits in float (see randn).
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 0;
+  manual_seed(27);
+  test::check_close(normal(mean, std), want("normal_tt"), tol, tol, "normal(tensor, tensor)");
+  manual_seed(28);
+  test::check_close(normal(mean, 0.7), want("normal_td"), tol, tol, "normal(tensor, number)");
+  manual_seed(29);
+  test::check_close(normal(1.5, std), want("normal_dt"), tol, tol, "normal(number, tensor)");
+  manual_seed(30);
+  test::check_close(normal(Tensor<T>(mean.slice(0, 0, 5)), 0.7), want("normal_small"), 0, 0, "normal of 5");
+}
+
 TEST_CASE("bernoulli, multinomial, poisson and normal draw with the parameters they are given") {
   // Each check allows about 5 standard errors of the sample mean: a wrong
   // distribution fails, a right one passes for any seed (and this seed is fixed).

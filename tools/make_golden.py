@@ -2364,6 +2364,32 @@ def random_layers():
         torch.manual_seed(22)
         probs = torch.linspace(0, 1, 60, dtype=dtype).reshape(6, 10)
         save(f"rl_bernoulli_{tag}", torch.bernoulli(probs))
+        # multinomial: without replacement (Exp(1) keys), with it (cumulative
+        # search), and one sample with replacement (the keys again).
+        w = torch.tensor([[0.1, 0.0, 2.0, 0.7, 0.7, 1.3, 0.05, 0.0, 3.0, 0.4],
+                          [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+                          [0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 1e-3, 0.0, 0.0, 2.0]], dtype=dtype)
+        torch.manual_seed(23)
+        save(f"rl_multinomial_{tag}", torch.multinomial(w, 3))
+        torch.manual_seed(24)
+        save(f"rl_multinomial_replacement_{tag}", torch.multinomial(w, 40, replacement=True))
+        torch.manual_seed(25)
+        save(f"rl_multinomial_one_{tag}", torch.multinomial(w[0], 1, replacement=True))
+        # poisson (below and above rate 10), normal with tensor parameters.
+        torch.manual_seed(26)
+        save(f"rl_poisson_{tag}", torch.poisson(torch.tensor([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 200.0] * 3, dtype=dtype)))
+        mean = torch.linspace(-2, 2, 21, dtype=dtype)
+        std = torch.linspace(0.1, 3, 21, dtype=dtype)
+        save(f"rl_normal_mean_{tag}", mean)
+        save(f"rl_normal_std_{tag}", std)
+        torch.manual_seed(27)
+        save(f"rl_normal_tt_{tag}", torch.normal(mean, std))
+        torch.manual_seed(28)
+        save(f"rl_normal_td_{tag}", torch.normal(mean, 0.7))
+        torch.manual_seed(29)
+        save(f"rl_normal_dt_{tag}", torch.normal(1.5, std))
+        torch.manual_seed(30)
+        save(f"rl_normal_small_{tag}", torch.normal(mean[:5], 0.7))
 
 
 def nn_layers_3d():
