@@ -100,14 +100,14 @@ Tensor<T>& bernoulli_(Tensor<T>& x, double p = 0.5) {
 // num_samples category indices per row of probs (1-D, or 2-D: one row per
 // draw), each drawn with probability proportional to its weight (finite,
 // >= 0, positive sum); int64, (rows, num_samples). Drawn as PyTorch 1.13's
-// CPU kernel draws them, so that a seed gives its indices. Without
-// replacement (and for a single sample) a category is drawn once at most:
-// the largest weight / Exp(1) keys, the Exp(1) values drawn as exponential_
-// draws them into a tensor like probs and the keys divided in T (ties go to
-// the first category; a weight of 0 comes last). With replacement: a
-// uniform double per sample, located by binary search in the row's
-// cumulative weights, summed and normalized in T (float for 16-bit types),
-// the last set to 1.
+// CPU kernel draws them, so that a seed gives its indices, and refused with
+// its messages, which differ between the two ways. Without replacement a
+// category is drawn once at most: the largest weight / Exp(1) keys, the
+// Exp(1) values drawn as exponential_ draws them into a tensor like probs
+// and the keys divided in T (ties go to the first category; a weight of 0
+// comes last). With replacement: a uniform double per sample, located by
+// binary search in the row's cumulative weights, summed and normalized in T
+// (float for 16-bit types), the last set to 1.
 template <class T>
 Tensor<int64_t> multinomial(const Tensor<T>& probs, int64_t num_samples, bool replacement = false) {
   static_assert(is_floating_v<T>, "multinomial only supports floating-point dtypes for input");
@@ -120,7 +120,12 @@ Tensor<int64_t> multinomial(const Tensor<T>& probs, int64_t num_samples, bool re
   const T* wp = w.data_ptr();
   for (int64_t i = 0; i < w.numel(); ++i) {
     const double v = static_cast<double>(wp[i]);
-    detail::check(std::isfinite(v) && v >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
+    if (!replacement) {
+      detail::check(std::isfinite(v) && v >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
+    } else {
+      detail::check(v >= 0, "invalid multinomial distribution (encountering probability entry < 0)");
+      detail::check(std::isfinite(v), "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+    }
   }
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0;
@@ -129,7 +134,7 @@ Tensor<int64_t> multinomial(const Tensor<T>& probs, int64_t num_samples, bool re
   }
   auto out = Tensor<int64_t>::allocate({rows, num_samples});
   int64_t* o = out.data_ptr();
-  if (!replacement || num_samples == 1) {
+  if (!replacement) {
     Tensor<T> keys = empty<T>(w.sizes());
     keys.exponential_(1);
     T* k = keys.data_ptr();

@@ -80,10 +80,20 @@ TEST_CASE("samplers and random_split give PyTorch's orders") {
   CHECK(threes < 3200);
   data::WeightedRandomSampler unique({1.0, 2.0, 3.0}, 3, false, Generator(2));
   auto u = unique.indices();
+  CHECK(u == golden_indices("data_weighted_sampler_unique_seed2"));  // PyTorch's draws
   std::sort(u.begin(), u.end());
   CHECK(u == std::vector<int64_t>{0, 1, 2});
-  CHECK(error_of([] { data::WeightedRandomSampler({1.0, 0.0}, 2, false); }) ==
-        "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  data::WeightedRandomSampler few({0.0, 1.0, 3.0, 0.0}, 10, true, Generator(2));
+  CHECK(few.indices() == golden_indices("data_weighted_sampler_seed2"));
+  // A zero weight is drawn last without replacement; errors come when drawing, as PyTorch's.
+  data::WeightedRandomSampler all({1.0, 0.0}, 2, false);
+  CHECK(all.indices() == std::vector<int64_t>{0, 1});
+  data::WeightedRandomSampler too_many({1.0, 0.0}, 3, false);
+  CHECK(error_of([&] { too_many.indices(); }) == "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  data::WeightedRandomSampler negative({1.0, -1.0}, 3);
+  CHECK(error_of([&] { negative.indices(); }) == "invalid multinomial distribution (encountering probability entry < 0)");
+  data::WeightedRandomSampler zero({0.0, 0.0}, 3);
+  CHECK(error_of([&] { zero.indices(); }) == "invalid multinomial distribution (sum of probabilities <= 0)");
 }
 
 TEST_CASE("datasets index as PyTorch's, with its errors") {

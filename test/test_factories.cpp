@@ -248,6 +248,11 @@ TEST_CASE("bernoulli, multinomial, poisson and normal draw with the parameters t
         "invalid multinomial distribution (sum of probabilities <= 0)");
   CHECK(test::error_of([] { (void)multinomial(tensor<float>({1.f, -1.f}), 1); }) ==
         "probability tensor contains either `inf`, `nan` or element < 0");
+  // With replacement, PyTorch's kernel says it otherwise.
+  CHECK(test::error_of([] { (void)multinomial(tensor<float>({1.f, -1.f}), 1, true); }) ==
+        "invalid multinomial distribution (encountering probability entry < 0)");
+  CHECK(test::error_of([] { (void)multinomial(tensor<float>({1.f, INFINITY}), 3, true); }) ==
+        "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
   CHECK(test::error_of([] { (void)multinomial(ones<float>({2, 2, 2}), 1); }) == "prob_dist must be 1 or 2 dim");
   CHECK(test::error_of([] { (void)multinomial(ones<float>({3}), 0); }) == "cannot sample n_sample <= 0 samples");
 

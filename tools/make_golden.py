@@ -3264,6 +3264,11 @@ def data_orders():
     save("data_random_sampler_seed3", torch.tensor(list(RandomSampler(range(10), num_samples=25, generator=g))))
     torch.manual_seed(5)
     save("data_random_sampler_global5", torch.tensor(list(RandomSampler(range(12)))))
+    from torch.utils.data import WeightedRandomSampler
+    g = torch.Generator().manual_seed(2)
+    save("data_weighted_sampler_seed2", torch.tensor(list(WeightedRandomSampler([0.0, 1.0, 3.0, 0.0], 10, True, generator=g))))
+    g = torch.Generator().manual_seed(2)
+    save("data_weighted_sampler_unique_seed2", torch.tensor(list(WeightedRandomSampler([1.0, 2.0, 3.0], 3, False, generator=g))))
     g = torch.Generator().manual_seed(4)
     save("data_random_sampler_replacement_seed4",
          torch.tensor(list(RandomSampler(range(10), replacement=True, num_samples=40, generator=g))))

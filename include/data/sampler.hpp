@@ -125,31 +125,15 @@ class WeightedRandomSampler : public Sampler {
                         std::optional<Generator> generator = std::nullopt)
       : weights_(std::move(weights)), num_samples_(num_samples), replacement_(replacement), generator_(std::move(generator)) {
     tsr::detail::check(num_samples > 0, "num_samples should be a positive integer value, but got num_samples=", num_samples);
-    for (const double w : weights_) tsr::detail::check(w >= 0 && std::isfinite(w), "invalid multinomial distribution (encountering probability entry < 0)");
-    const auto positive = std::count_if(weights_.begin(), weights_.end(), [](double w) { return w > 0; });
-    tsr::detail::check(positive > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
-    tsr::detail::check(replacement || num_samples <= positive, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   }
+  // torch.multinomial of the weights (as doubles) on the sampler's
+  // generator, as PyTorch's sampler draws them: its indices for a seed, and
+  // its errors (bad weights are refused here, when drawn, as there).
   std::vector<int64_t> indices() override {
     Generator g = tsr::detail::generator_or_fresh(generator_);
-    std::vector<double> w = weights_, cumulative(w.size());
-    std::vector<int64_t> out;
-    for (int64_t k = 0; k < num_samples_; ++k) {
-      if (k == 0 || !replacement_) std::partial_sum(w.begin(), w.end(), cumulative.begin());
-      double u;
-      {
-        std::lock_guard lock(g.impl().mutex());
-        u = g.impl().uniform_double() * cumulative.back();
-      }
-      // The first index whose cumulative weight exceeds u (never a zero
-      // weight's); the last positive one if rounding put u at the total.
-      auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
-      if (it == cumulative.end()) it = std::lower_bound(cumulative.begin(), cumulative.end(), cumulative.back());
-      const auto i = static_cast<std::size_t>(it - cumulative.begin());
-      out.push_back(static_cast<int64_t>(i));
-      if (!replacement_) w[i] = 0;
-    }
-    return out;
+    const auto weights = tensor<double>(weights_);
+    tsr::detail::ThreadGeneratorGuard guard(g.impl());
+    return multinomial(weights, num_samples_, replacement_).to_vector();
   }
   int64_t size() const override { return num_samples_; }
 
