@@ -2,6 +2,7 @@
 // eye, rand, randn, randint, tensor, from_blob and the *_like forms.
 #pragma once
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "eval.hpp"
@@ -303,6 +304,41 @@ Tensor<T>& Tensor<T>::log_normal_(double mean, double std) {
   detail::check(std > 0, "log_normal_ expects std > 0.0, but found std=", std);
   detail::fill_sequential(*this, true,
                           [&](detail::Generator& g) { return detail::convert<T>(std::exp(g.normal() * std + mean)); });
+  return *this;
+}
+
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::random_(int64_t from, int64_t to) {
+  detail::check(from < to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
+  const auto range = static_cast<uint64_t>(to) - static_cast<uint64_t>(from);
+  detail::fill_sequential(*this, true, [&](detail::Generator& g) {
+    return static_cast<T>(from + static_cast<int64_t>(g.below(range)));
+  });
+  return *this;
+}
+
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::random_(int64_t to) {
+  return random_(0, to);
+}
+
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::random_() {
+  detail::fill_sequential(*this, true, [](detail::Generator& g) -> T {
+    // 64 random bits for the 8-byte types, 32 for the others, as PyTorch.
+    if constexpr (std::is_same_v<T, bool>) {
+      return (g.random() & 1) != 0;
+    } else if constexpr (is_floating_v<T>) {
+      constexpr uint64_t values = (uint64_t{1} << std::numeric_limits<T>::digits) + 1;
+      return static_cast<T>(static_cast<double>((sizeof(T) == 8 ? g.random64() : g.random()) % values));
+    } else {
+      constexpr uint64_t values = static_cast<uint64_t>(std::numeric_limits<T>::max()) + 1;
+      return static_cast<T>((sizeof(T) == 8 ? g.random64() : g.random()) % values);
+    }
+  });
   return *this;
 }
 

@@ -585,6 +585,15 @@ class Tensor : public ExprBase<Tensor<T>> {
   Tensor& cauchy_(double median = 0, double sigma = 1);
   template <class U = T>
   Tensor& log_normal_(double mean = 1, double std = 2);
+  // Integers drawn as PyTorch's random_: in [from, to) (to alone: [0, to)),
+  // or with no bounds every integer the type holds exactly (from 0 to 2^24
+  // for float, 2^53 for double, the maximum for integer types).
+  template <class U = T>
+  Tensor& random_(int64_t from, int64_t to);
+  template <class U = T>
+  Tensor& random_(int64_t to);
+  template <class U = T>
+  Tensor& random_();
 
   // ----- autograd (defined in autograd/tensor_autograd.hpp) -------------------
   bool requires_grad() const;

@@ -83,9 +83,25 @@ TEST_CASE_TEMPLATE("exponential_, geometric_, cauchy_, log_normal_ and small nor
         "exponential_ expects lambda >= 0.0, but found lambda=-1");
 }
 
-TEST_CASE("geometric_ on an integer tensor, and randint, give PyTorch's numbers") {
+TEST_CASE("geometric_ on an integer tensor, random_ and randint give PyTorch's numbers") {
   manual_seed(13);
   CHECK(equal(empty<int64_t>({5, 8}).geometric_(0.2), test::golden<int64_t>("rip_geometric_i64")));
+  manual_seed(19);
+  CHECK(equal(empty<float>({12}).random_(), test::golden<float>("rip_random_f32")));
+  manual_seed(19);
+  CHECK(equal(empty<double>({12}).random_(), test::golden<double>("rip_random_f64")));
+  manual_seed(19);
+  CHECK(equal(empty<int64_t>({12}).random_(), test::golden<int64_t>("rip_random_i64")));
+  manual_seed(19);
+  CHECK(equal(cast<double>(empty<int32_t>({12}).random_()), test::golden<double>("rip_random_i32")));
+  manual_seed(19);
+  CHECK(equal(cast<double>(empty<bool>({12}).random_()), test::golden<double>("rip_random_b")));
+  manual_seed(20);
+  CHECK(equal(empty<float>({12}).random_(7), test::golden<float>("rip_random_to_f32")));
+  manual_seed(20);
+  CHECK(equal(empty<int32_t>({12}).random_(-50, 50), test::golden<int32_t>("rip_random_from_to_i32")));
+  CHECK(test::error_of([] { empty<float>({2}).random_(3, 3); }) ==
+        "random_ expects 'from' to be less than 'to', but got from=3 >= to=3");
   manual_seed(17);
   CHECK(equal(randint(-3, 7, {6, 9}), test::golden<int64_t>("rip_randint")));
   manual_seed(18);

@@ -2336,6 +2336,15 @@ def random_in_place():
         save(f"rip_normal_40_{tag}", torch.empty(40, dtype=dtype).normal_(-2.0, 0.5))
     torch.manual_seed(13)
     save("rip_geometric_i64", torch.empty(5, 8, dtype=torch.int64).geometric_(0.2))
+    # random_ without bounds, with one and with two.
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64"), (torch.int64, "i64"), (torch.int32, "i32"),
+                       (torch.bool, "b")]:
+        torch.manual_seed(19)
+        save(f"rip_random_{tag}", torch.empty(12, dtype=dtype).random_().to(torch.float64 if dtype != torch.int64 else dtype))
+    torch.manual_seed(20)
+    save("rip_random_to_f32", torch.empty(12).random_(7))
+    torch.manual_seed(20)
+    save("rip_random_from_to_i32", torch.empty(12, dtype=torch.int32).random_(-50, 50))
     # randint: 32 random bits modulo the range, 64 for ranges of 2^32 or more.
     torch.manual_seed(17)
     save("rip_randint", torch.randint(-3, 7, (6, 9)))
