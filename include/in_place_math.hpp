@@ -242,5 +242,19 @@ template <class T> template <class U> Tensor<T>& Tensor<T>::cumprod_(int64_t dim
 template <class T> template <class U> Tensor<T>& Tensor<T>::renorm_(double p, int64_t dim, double maxnorm) {
   return update(tsr::renorm(detail::input_of_recorded_write(*this), p, dim, maxnorm));
 }
+template <class T> template <class U> Tensor<T>& Tensor<T>::fill_diagonal_(T value, bool wrap) {
+  detail::check(dim() >= 2, "dimensions must larger than 1");
+  for (int64_t d = 1; d < dim() && dim() > 2; ++d)
+    detail::check(size(d) == size(0), "all dimensions of input must be of equal length");
+  const int64_t height = size(0), width = size(1), diagonal = std::min(height, width);
+  int64_t step = 0;  // from one diagonal element to the next
+  for (int64_t d = 0; d < dim(); ++d) step += stride(d);
+  as_strided({diagonal}, {step}, storage_offset()).fill_(value);
+  if (wrap && dim() == 2 && height > width + 1) {
+    const int64_t count = (numel() + width) / (width + 1) - diagonal;
+    as_strided({count}, {step}, storage_offset() + stride(0) * (width + 1)).fill_(value);
+  }
+  return *this;
+}
 
 }  // namespace tsr

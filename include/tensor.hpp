@@ -567,6 +567,10 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class U = T> Tensor& cumsum_(int64_t dim);
   template <class U = T> Tensor& cumprod_(int64_t dim);
   template <class U = T> Tensor& renorm_(double p, int64_t dim, double maxnorm);
+  // The main diagonal (all indices equal) set to value; with wrap, a tall
+  // matrix's diagonal starts again every width + 1 rows, as PyTorch's (and
+  // NumPy's) fill_diagonal_.
+  template <class U = T> Tensor& fill_diagonal_(T value, bool wrap = false);
   // (Member templates only so that an explicit instantiation of Tensor<int>
   // leaves them out: they refuse non-floating types with a static_assert.)
   template <class U = T>

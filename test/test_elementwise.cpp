@@ -759,6 +759,24 @@ TEST_CASE("in-place methods along dims, float_power_, and gradients through chai
   test::check_close(m.clone().cumprod_(0), golden<double>("ip_dims_cumprod"), 1e-15, 1e-15, "cumprod_");
   test::check_close(m.clone().renorm_(2, 0, 1.0), golden<double>("ip_dims_renorm"), 1e-14, 1e-15, "renorm_");
   test::check_close(m.clone().abs_().float_power_(m), golden<double>("ip_dims_float_power"), 1e-14, 0, "float_power_");
+  test::check_close(zeros<float>({7, 3}).fill_diagonal_(2, true), golden<float>("ip_fill_diagonal_wrap"), 0, 0, "wrap");
+  test::check_close(zeros<float>({7, 3}).fill_diagonal_(2), golden<float>("ip_fill_diagonal_tall"), 0, 0, "tall");
+  test::check_close(zeros<float>({3, 5}).fill_diagonal_(-1.5f, true), golden<float>("ip_fill_diagonal_wide"), 0, 0, "wide");
+  test::check_close(zeros<float>({3, 3, 3}).fill_diagonal_(4), golden<float>("ip_fill_diagonal_cube"), 0, 0, "cube");
+  Tensor<float> transposed = zeros<float>({5, 4}).t();
+  transposed.fill_diagonal_(3, true);
+  test::check_close(transposed.t(), golden<float>("ip_fill_diagonal_view"), 0, 0, "through a transposed view");
+  {
+    Tensor<double> x = m.clone();
+    x.requires_grad_();
+    Tensor<double> y = x * 2.0;
+    y.fill_diagonal_(5);
+    Tensor<double>(sum(y * y)).backward();
+    test::check_close(x.grad(), golden<double>("ip_fill_diagonal_grad"), 0, 0, "fill_diagonal_ gradient");
+  }
+  CHECK(test::error_of([] { zeros<float>({3, 2, 3}).fill_diagonal_(1); }) ==
+        "all dimensions of input must be of equal length");
+  CHECK(test::error_of([] { zeros<float>({3}).fill_diagonal_(1); }) == "dimensions must larger than 1");
 
   const auto w = golden<double>("ip_chain_w");
   const std::map<std::string, std::function<void(Tensor<double>&, const Tensor<double>&)>> chains = {

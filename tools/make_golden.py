@@ -2281,6 +2281,16 @@ def in_place_methods():
     save("ip_dims_cumprod", m.clone().cumprod_(0))
     save("ip_dims_renorm", m.clone().renorm_(2, 0, 1.0))
     save("ip_dims_float_power", m.clone().abs_().float_power_(m))
+    save("ip_fill_diagonal_wrap", torch.zeros(7, 3).fill_diagonal_(2, wrap=True))
+    save("ip_fill_diagonal_tall", torch.zeros(7, 3).fill_diagonal_(2))
+    save("ip_fill_diagonal_wide", torch.zeros(3, 5).fill_diagonal_(-1.5, wrap=True))
+    save("ip_fill_diagonal_cube", torch.zeros(3, 3, 3).fill_diagonal_(4))
+    save("ip_fill_diagonal_view", torch.zeros(5, 4).t().fill_diagonal_(3, wrap=True).t())
+    x = m.clone().requires_grad_()
+    y = x * 2
+    y.fill_diagonal_(5)
+    (y * y).sum().backward()
+    save("ip_fill_diagonal_grad", x.grad)
 
     # Gradients through chains of in-place writes on a non-leaf (and a view).
     w = torch.randn(3, 4, generator=g, dtype=torch.float64)
