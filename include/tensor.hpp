@@ -571,6 +571,24 @@ class Tensor : public ExprBase<Tensor<T>> {
   // matrix's diagonal starts again every width + 1 rows, as PyTorch's (and
   // NumPy's) fill_diagonal_.
   template <class U = T> Tensor& fill_diagonal_(T value, bool wrap = false);
+  // The indexed writes as methods (x.masked_fill_(mask, v), x.index_add_(0,
+  // i, src), x.scatter_(1, i, src), ...): each is the function of the same
+  // name applied to this tensor. Defined in in_place_indexing.hpp.
+  template <class M, class S> Tensor& masked_fill_(const M& mask, S value);
+  template <class M> Tensor& masked_scatter_(const M& mask, const Tensor& source);
+  template <class S = int> Tensor& index_add_(int64_t dim, const Tensor<int64_t>& index, const Tensor& source, S alpha = 1);
+  template <class U = T> Tensor& index_copy_(int64_t dim, const Tensor<int64_t>& index, const Tensor& source);
+  template <class S> Tensor& index_fill_(int64_t dim, const Tensor<int64_t>& index, S value);
+  // src a tensor of this type or a number.
+  template <class V> Tensor& scatter_(int64_t dim, const Tensor<int64_t>& index, const V& src);
+  template <class U = T> Tensor& scatter_add_(int64_t dim, const Tensor<int64_t>& index, const Tensor& src);
+  template <class U = T>
+  Tensor& scatter_reduce_(int64_t dim, const Tensor<int64_t>& index, const Tensor& src, std::string_view reduce,
+                          bool include_self = true);
+  // beta * this + alpha * mat1 mat2.
+  template <class A, class B, class Beta = double, class Alpha = double>
+  Tensor& addmm_(const A& mat1, const B& mat2, Beta beta = 1, Alpha alpha = 1);
+  template <class U = T> Tensor& bernoulli_(double p = 0.5);
   // (Member templates only so that an explicit instantiation of Tensor<int>
   // leaves them out: they refuse non-floating types with a static_assert.)
   template <class U = T>

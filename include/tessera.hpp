@@ -66,6 +66,7 @@
 #include "special.hpp"
 #include "aliases.hpp"
 #include "in_place_math.hpp"
+#include "in_place_indexing.hpp"
 #include "print.hpp"
 #include "io/npy.hpp"
 #include "detail/precompiled.hpp"

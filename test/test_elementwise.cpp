@@ -816,3 +816,52 @@ TEST_CASE("in-place methods along dims, float_power_, and gradients through chai
   CHECK(test::error_of([&] { leaf.exp_(); }) ==
         "a leaf Variable that requires grad is being used in an in-place operation.");
 }
+
+TEST_CASE("the indexed writes as methods write what the functions of the same name write") {
+  const Tensor<float> x = arange<float>(12).reshape({3, 4});
+  const Tensor<bool> mask = Tensor<bool>(remainder(x, 3.f) == 0.f);
+  const Tensor<int64_t> rows = tensor<int64_t>({2, 0}), cols = tensor<int64_t>({3, 1, 0, 2, 0, 0, 1, 1, 2, 3, 3, 0}).reshape({3, 4});
+  const Tensor<float> src = arange<float>(100, 112).reshape({3, 4}), two_rows = Tensor<float>(src.slice(0, 0, 2));
+  const auto same = [](const Tensor<float>& method, const Tensor<float>& function) { CHECK(test::bitwise_equal(method, function)); };
+  {
+    Tensor<float> a = x.clone(), b = x.clone();
+    same(a.masked_fill_(mask, -1.f), masked_fill_(b, mask, -1.f));
+  }
+  {
+    Tensor<float> a = x.clone(), b = x.clone();
+    same(a.masked_scatter_(mask, src), masked_scatter_(b, mask, src));
+  }
+  {
+    Tensor<float> a = x.clone(), b = x.clone();
+    same(a.index_add_(0, rows, two_rows, 2), index_add_(b, 0, rows, two_rows, 2));
+  }
+  {
+    Tensor<float> a = x.clone(), b = x.clone();
+    same(a.index_copy_(0, rows, two_rows), index_copy_(b, 0, rows, two_rows));
+  }
+  {
+    Tensor<float> a = x.clone(), b = x.clone();
+    same(a.index_fill_(1, rows, 7.f), index_fill_(b, 1, rows, 7.f));
+  }
+  {
+    Tensor<float> a = x.clone(), b = x.clone(), c = x.clone(), d = x.clone();
+    same(a.scatter_(1, cols, src), scatter_(b, 1, cols, src));
+    same(c.scatter_(1, cols, 0.5f), scatter_(d, 1, cols, 0.5f));
+  }
+  {
+    Tensor<float> a = x.clone(), b = x.clone(), c = x.clone(), d = x.clone();
+    same(a.scatter_add_(1, cols, src), scatter_add_(b, 1, cols, src));
+    same(c.scatter_reduce_(1, cols, src, "amax", false), scatter_reduce_(d, 1, cols, src, "amax", false));
+  }
+  {
+    Tensor<float> a = ones<float>({3, 3}), b = ones<float>({3, 3});
+    same(a.addmm_(x, x.t(), 0.5, 2.0), addmm_(b, x, x.t(), 0.5, 2.0));
+  }
+  {
+    Tensor<float> a = x.clone(), b = x.clone();
+    manual_seed(3);
+    a.bernoulli_(0.3);
+    manual_seed(3);
+    same(a, bernoulli_(b, 0.3));
+  }
+}
