@@ -1128,6 +1128,8 @@ template <detail::FloatElement T>
 Tensor<T> max_pool3d(const Tensor<T>& x, const MaxPool3dOptions& o);
 template <detail::FloatElement T>
 Tensor<T> avg_pool3d(const Tensor<T>& x, const AvgPool3dOptions& o);
+template <detail::FloatElement T>
+Tensor<T> adaptive_avg_pool3d(const Tensor<T>& x, ExpandingArray<3> output_size);
 
 }  // namespace functional
 
@@ -1178,19 +1180,24 @@ using AvgPool3d = ModuleHolder<AvgPool3dImpl>;
 using AvgPool1d = ModuleHolder<AvgPool1dImpl>;
 using AvgPool2d = ModuleHolder<AvgPool2dImpl>;
 
-class AdaptiveAvgPool2dImpl : public Module {
+// Adaptive average pooling over D = 2 or 3 spatial dims, as a module
+// (AdaptiveAvgPool2d, AdaptiveAvgPool3d).
+template <std::size_t D>
+class AdaptiveAvgPoolImpl : public Module {
  public:
-  explicit AdaptiveAvgPool2dImpl(ExpandingArray<2> output_size) : output_size(output_size) {}
-  std::string name() const override { return "AdaptiveAvgPool2d"; }
+  explicit AdaptiveAvgPoolImpl(ExpandingArray<D> output_size) : output_size(output_size) {}
+  std::string name() const override { return "AdaptiveAvgPool" + std::to_string(D) + "d"; }
   std::string extra_repr() const override {
-    return "output_size=" + (output_size[0] == output_size[1] ? std::to_string(output_size[0]) : output_size.repr());
+    return "output_size=" + (output_size.all(output_size[0]) ? std::to_string(output_size[0]) : output_size.repr());
   }
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
-    return F::adaptive_avg_pool2d(x, output_size);
+    if constexpr (D == 2) return F::adaptive_avg_pool2d(x, output_size);
+    else return F::adaptive_avg_pool3d(x, output_size);
   }
-  ExpandingArray<2> output_size;
+  ExpandingArray<D> output_size;
 };
+using AdaptiveAvgPool2dImpl = AdaptiveAvgPoolImpl<2>;
 using AdaptiveAvgPool2d = ModuleHolder<AdaptiveAvgPool2dImpl>;
 
 }  // namespace tsr::nn

@@ -224,19 +224,7 @@ Tensor<T> adaptive_avg_pool3d(const Tensor<T>& x, ExpandingArray<3> output_size)
 
 }  // namespace functional
 
-class AdaptiveAvgPool3dImpl : public Module {
- public:
-  explicit AdaptiveAvgPool3dImpl(ExpandingArray<3> output_size) : output_size(output_size) {}
-  std::string name() const override { return "AdaptiveAvgPool3d"; }
-  std::string extra_repr() const override {
-    return "output_size=" + (output_size.all(output_size[0]) ? std::to_string(output_size[0]) : output_size.repr());
-  }
-  template <detail::FloatElement T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return F::adaptive_avg_pool3d(x, output_size);
-  }
-  ExpandingArray<3> output_size;
-};
+using AdaptiveAvgPool3dImpl = AdaptiveAvgPoolImpl<3>;
 using AdaptiveAvgPool3d = ModuleHolder<AdaptiveAvgPool3dImpl>;
 
 }  // namespace tsr::nn
