@@ -6,6 +6,7 @@
 #pragma once
 #include <string_view>
 
+#include "advanced_indexing.hpp"
 #include "index_writes.hpp"
 #include "indexing.hpp"
 #include "linalg.hpp"
@@ -57,5 +58,15 @@ Tensor<T>& Tensor<T>::addmm_(const A& mat1, const B& mat2, Beta beta, Alpha alph
   return tsr::addmm_(*this, mat1, mat2, beta, alpha);
 }
 template <class T> template <class U> Tensor<T>& Tensor<T>::bernoulli_(double p) { return tsr::bernoulli_(*this, p); }
+template <class T>
+template <class U>
+Tensor<T>& Tensor<T>::index_put_(const Indices& indices, const Tensor& values, bool accumulate) {
+  return tsr::index_put_(*this, indices, values, accumulate);
+}
+template <class T>
+template <Scalar S>
+Tensor<T>& Tensor<T>::index_put_(const Indices& indices, S value, bool accumulate) {
+  return tsr::index_put_(*this, indices, value, accumulate);
+}
 
 }  // namespace tsr

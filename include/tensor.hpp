@@ -200,6 +200,8 @@ struct TensorImpl {
   }
 };
 
+class IndexTensor;  // an advanced index's tensor (advanced_indexing.hpp)
+
 namespace detail {
 template <class E>
 inline constexpr bool is_tensor_v = false;
@@ -589,6 +591,13 @@ class Tensor : public ExprBase<Tensor<T>> {
   template <class A, class B, class Beta = double, class Alpha = double>
   Tensor& addmm_(const A& mat1, const B& mat2, Beta beta = 1, Alpha alpha = 1);
   template <class U = T> Tensor& bernoulli_(double p = 0.5);
+  // x.index_put_({i, std::nullopt, j}, values) and x.index_put_({mask}, v),
+  // as libtorch writes them: index_put_ (advanced_indexing.hpp) on this tensor.
+  template <class U = T>
+  Tensor& index_put_(const std::vector<std::optional<IndexTensor>>& indices, const Tensor& values,
+                     bool accumulate = false);
+  template <Scalar S>
+  Tensor& index_put_(const std::vector<std::optional<IndexTensor>>& indices, S value, bool accumulate = false);
   // (Member templates only so that an explicit instantiation of Tensor<int>
   // leaves them out: they refuse non-floating types with a static_assert.)
   template <class U = T>

@@ -858,6 +858,11 @@ TEST_CASE("the indexed writes as methods write what the functions of the same na
     same(a.addmm_(x, x.t(), 0.5, 2.0), addmm_(b, x, x.t(), 0.5, 2.0));
   }
   {
+    Tensor<float> a = x.clone(), b = x.clone(), c = x.clone(), d = x.clone();
+    same(a.index_put_({mask}, 0.f), index_put_(b, {mask}, 0.f));
+    same(c.index_put_({rows, std::nullopt}, two_rows, true), index_put_(d, {rows, std::nullopt}, two_rows, true));
+  }
+  {
     Tensor<float> a = x.clone(), b = x.clone();
     manual_seed(3);
     a.bernoulli_(0.3);
