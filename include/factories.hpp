@@ -178,6 +178,15 @@ void fill_sequential(Tensor<T>& t, bool in_place, F&& next) {
   });
 }
 
+// Integers in [from, to) as PyTorch's random_(from, to) draws them
+// (Generator::below): randint and random_.
+template <class T>
+void fill_from_to(Tensor<T>& t, int64_t from, int64_t to, bool in_place) {
+  check(from < to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
+  const auto range = static_cast<uint64_t>(to) - static_cast<uint64_t>(from);
+  fill_sequential(t, in_place, [&](Generator& g) { return static_cast<T>(from + static_cast<int64_t>(g.below(range))); });
+}
+
 // PyTorch's normal_fill, which its CPU kernel runs for 16 or more float or
 // double values in a contiguous tensor (fewer, or a strided tensor, get its
 // scalar sampler: Generator::normal): every value drawn as a uniform of T
@@ -310,11 +319,7 @@ Tensor<T>& Tensor<T>::log_normal_(double mean, double std) {
 template <class T>
 template <class U>
 Tensor<T>& Tensor<T>::random_(int64_t from, int64_t to) {
-  detail::check(from < to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
-  const auto range = static_cast<uint64_t>(to) - static_cast<uint64_t>(from);
-  detail::fill_sequential(*this, true, [&](detail::Generator& g) {
-    return static_cast<T>(from + static_cast<int64_t>(g.below(range)));
-  });
+  detail::fill_from_to(*this, from, to, true);
   return *this;
 }
 
@@ -356,11 +361,8 @@ Tensor<T> randn(Shape shape) {
 }
 template <class T = int64_t>
 Tensor<T> randint(int64_t low, int64_t high, Shape shape) {
-  detail::check(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   auto t = empty<T>(shape);
-  const auto range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-  detail::fill_sequential(t, false,
-                          [&](detail::Generator& g) { return static_cast<T>(low + static_cast<int64_t>(g.below(range))); });
+  detail::fill_from_to(t, low, high, false);
   return t;
 }
 
