@@ -708,7 +708,7 @@ void dot_rows(MatView<T> a, int64_t a_k, MatView<T> b, MatSpan<T> c, int64_t i0,
       B acc[RI * RJ];  // dot product (r, s) in acc[r * RJ + s]
 #pragma GCC unroll 16
       for (B& x : acc) x = B(T(0));
-      for (int64_t p = 0; p < k; p += W) {
+      const auto step = [&](int64_t p) [[gnu::always_inline]] {
         B va[RI], vb[RJ];
 #pragma GCC unroll 8
         for (int64_t r = 0; r < RI; ++r) va[r] = load_to_register<B>(ar[r] + p);
@@ -718,6 +718,15 @@ void dot_rows(MatView<T> a, int64_t a_k, MatView<T> b, MatSpan<T> c, int64_t i0,
         for (int64_t r = 0; r < RI; ++r)
 #pragma GCC unroll 8
           for (int64_t s = 0; s < RJ; ++s) acc[r * RJ + s] = detail::fma(va[r], vb[s], acc[r * RJ + s]);
+      };
+      // Four k steps per loop iteration with 32 registers (64 x 256 x 10
+      // on an AVX-512 AMD EPYC: 1.01 to 1.04 of OpenBLAS, double 0.99 to
+      // 1.03); one with 16 (the AVX2 build lost 0-5% unrolled).
+      if constexpr (G::vector_registers == 32) {
+#pragma GCC unroll 4
+        for (int64_t p = 0; p < k; p += W) step(p);
+      } else {
+        for (int64_t p = 0; p < k; p += W) step(p);
       }
       const int64_t rows = std::min(RI, i1 - i), cols = std::min(RJ, n - j);
       if (rows == RI && cols == RJ && beta == T(0) && c.cs == 1) {
