@@ -352,6 +352,27 @@ TEST_CASE_TEMPLATE("dropout, channel dropout, alpha dropout, RReLU and bernoulli
               "bernoulli");
 }
 
+TEST_CASE_TEMPLATE("gumbel_softmax draws PyTorch's sample for a seed, soft and hard, with its gradient", T, float,
+                   double) {
+  const std::string tag = std::is_same_v<T, float> ? "f32" : "f64";
+  const auto x = test::golden<T>("rl_in_" + tag);  // a NaN in its first row
+  const Tensor<T> weights = linspace<T>(-1, 2, x.numel()).reshape(x.sizes());
+  const double tol = std::is_same_v<T, float> ? 1e-6 : 1e-14;
+  const std::map<std::string, nn::F::GumbelSoftmaxFuncOptions> cases = {
+      {"soft", {}},
+      {"tau", nn::F::GumbelSoftmaxFuncOptions().tau(0.5).dim(1)},
+      {"hard", nn::F::GumbelSoftmaxFuncOptions().hard(true)},
+  };
+  for (const auto& [name, options] : cases) {
+    const Tensor<T> logits = x.clone().requires_grad_();
+    manual_seed(31);
+    const Tensor<T> y = nn::F::gumbel_softmax(logits, options);
+    sum(y * weights).backward();
+    check_close(y.detach(), test::golden<T>("rl_gumbel_" + name + "_" + tag), tol, tol, name);
+    check_close(logits.grad(), test::golden<T>("rl_gumbel_" + name + "_grad_" + tag), tol, tol, name + " grad");
+  }
+}
+
 TEST_CASE("a small CNN trains") {
   manual_seed(0);
   // Two classes: a bright square in the top left or the bottom right.
@@ -1170,7 +1191,7 @@ TEST_CASE("LocalResponseNorm: PyTorch's values, gradients and repr") {
         "Expected 3D or higher dimensionality input (got 2 dimensions)");
 }
 
-TEST_CASE("3-d layers: Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, BatchNorm3d, InstanceNorm3d as PyTorch's") {
+TEST_CASE("3-d layers: Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, BatchNorm3d, InstanceNorm3d as PyTorch's") {
   namespace F = nn::functional;
   using V = std::vector<Tensor<double>>;
   using O = F::Conv3dFuncOptions;
@@ -1200,6 +1221,10 @@ TEST_CASE("3-d layers: Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, BatchNor
     return F::avg_pool3d(v[0], nn::AvgPool3dOptions(2).divisor_override(5));
   }, 1e-12);
   check_forward_backward<double>("l3_adaptive", 1, [](const V& v) { return nn::AdaptiveAvgPool3d(nn::ExpandingArray<3>({2, 3, 4}))(v[0]); }, 1e-12);
+  check_forward_backward<double>("l3_adaptive_max", 1, [](const V& v) { return nn::AdaptiveMaxPool3d(nn::ExpandingArray<3>({2, 3, 4}))(v[0]); }, 1e-12);
+  // Ties at zero in overlapping windows: each window's gradient goes to its first maximum, as PyTorch's.
+  check_forward_backward<double>("l3_adaptive_max_ties", 1, [](const V& v) { return F::adaptive_max_pool3d(v[0], 3); }, 1e-12);
+  check_forward_backward<double>("l3_adaptive_max_unbatched", 1, [](const V& v) { return F::adaptive_max_pool3d(v[0], {2, 2, 3}); }, 1e-12);
 
   // The norms as modules: output, input and parameter gradients, running statistics.
   auto check_norm = [](const std::string& prefix, auto module) {
@@ -1232,13 +1257,29 @@ TEST_CASE("3-d layers: Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, BatchNor
       nn::AdaptiveAvgPool3d(2).ptr(),
       nn::AdaptiveAvgPool3d(nn::ExpandingArray<3>({1, 2, 3})).ptr(),
       nn::BatchNorm3d(3).ptr(),
-      nn::InstanceNorm3d(3).ptr()};
+      nn::InstanceNorm3d(3).ptr(),
+      nn::AdaptiveMaxPool3d(2).ptr(),
+      nn::AdaptiveMaxPool3d(nn::ExpandingArray<3>({1, 2, 3})).ptr()};
   std::string reprs;
   for (const auto& m : modules) reprs += m->repr() + "\n";
   std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/nn_layers_3d.txt");
   CHECK(reprs == std::string(std::istreambuf_iterator<char>(in), {}));
 
+  // Adaptive max pooling: an empty batch and a zero output size give empty results, as in PyTorch.
+  CHECK(F::adaptive_max_pool3d(zeros({0, 2, 3, 4, 4}), 2).sizes() == Shape{0, 2, 2, 2, 2});
+  CHECK(F::adaptive_max_pool3d(zeros({1, 2, 3, 4, 4}), {0, 1, 1}).sizes() == Shape{1, 2, 0, 1, 1});
+  CHECK(F::adaptive_max_pool2d(zeros({1, 2, 3, 4}), {0, 1}).sizes() == Shape{1, 2, 0, 1});
+
   // PyTorch's messages.
+  CHECK(error_of([] { (void)F::adaptive_max_pool3d(zeros({2, 3, 4}), 2); }) ==
+        "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [2, 3, 4]");
+  CHECK(error_of([] { (void)F::adaptive_max_pool2d(zeros({2, 3}), 2); }) ==
+        "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: [2, 3]");
+  CHECK(error_of([] { (void)F::adaptive_max_pool3d(zeros({1, 2, 0, 4, 4}), 2); }) ==
+        "adaptive_max_pool3d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes "
+        "[1, 2, 0, 4, 4] with dimension 2 being empty");
+  CHECK(error_of([] { (void)F::adaptive_max_pool3d(zeros({1, 2, 3, 4, 4}), {-1, 1, 1}); }) ==
+        "Trying to create tensor with negative dimension -1: [1, 2, -1, 1, 1]");
   CHECK(error_of([] { (void)F::conv3d(zeros({1, 2, 3, 4, 4}), zeros({2, 3, 1, 1, 1})); }) ==
         "Given groups=1, weight of size [2, 3, 1, 1, 1], expected input[1, 2, 3, 4, 4] to have 3 channels, but got 2 "
         "channels instead");

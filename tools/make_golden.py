@@ -2364,8 +2364,9 @@ def random_in_place():
 
 def random_layers():
     """Dropout (float and double, 2-d channel dropout), alpha dropout and
-    feature alpha dropout in training, RReLU's training slopes, and
-    bernoulli with tensor probabilities, for a seed: PyTorch's masks
+    feature alpha dropout in training, RReLU's training slopes,
+    bernoulli with tensor probabilities, multinomial, poisson, normal with
+    tensor parameters and gumbel_softmax, for a seed: PyTorch's draws
     (rl_*)."""
     F = torch.nn.functional
     g = torch.Generator().manual_seed(109)
@@ -2409,13 +2410,25 @@ def random_layers():
         save(f"rl_normal_dt_{tag}", torch.normal(1.5, std))
         torch.manual_seed(30)
         save(f"rl_normal_small_{tag}", torch.normal(mean[:5], 0.7))
+        # gumbel_softmax: soft, a temperature over dim 1, hard (the one-hot
+        # plus the soft sample's gradient), on logits with a NaN; the
+        # gradient of a weighted sum of the hard sample.
+        weights = torch.linspace(-1, 2, x.numel(), dtype=dtype).reshape(x.shape)
+        for name, kwargs in {"soft": {}, "tau": {"tau": 0.5, "dim": 1}, "hard": {"hard": True}}.items():
+            logits = x.clone().requires_grad_()
+            torch.manual_seed(31)
+            y = F.gumbel_softmax(logits, **kwargs)
+            (y * weights).sum().backward()
+            save(f"rl_gumbel_{name}_{tag}", y.detach())
+            save(f"rl_gumbel_{name}_grad_{tag}", logits.grad)
 
 
 def nn_layers_3d():
     """The 3-d layers: conv3d (groups, strides, padding, dilation, 'same',
     unbatched, float), max_pool3d (dilation, ceil_mode, ties at zero),
     avg_pool3d (count_include_pad, ceil_mode, divisor_override),
-    adaptive_avg_pool3d, BatchNorm3d and InstanceNorm3d modules; outputs and
+    adaptive_avg_pool3d, adaptive_max_pool3d, BatchNorm3d and InstanceNorm3d
+    modules; outputs and
     every gradient; Conv3d's initial weights for a seed and the reprs (l3_*)."""
     import torch.nn as nn
     F = torch.nn.functional
@@ -2463,9 +2476,16 @@ def nn_layers_3d():
                nn.Conv3d(2, 4, 3, padding="same"), nn.MaxPool3d(2),
                nn.MaxPool3d((2, 3, 3), stride=(1, 2, 2), padding=1, dilation=2, ceil_mode=True), nn.AvgPool3d(3),
                nn.AvgPool3d((2, 3, 3), stride=1, padding=(0, 1, 1)), nn.AdaptiveAvgPool3d(2),
-               nn.AdaptiveAvgPool3d((1, 2, 3)), nn.BatchNorm3d(3), nn.InstanceNorm3d(3)]
+               nn.AdaptiveAvgPool3d((1, 2, 3)), nn.BatchNorm3d(3), nn.InstanceNorm3d(3), nn.AdaptiveMaxPool3d(2),
+               nn.AdaptiveMaxPool3d((1, 2, 3))]
     with open(os.path.join(OUT, "nn_layers_3d.txt"), "w") as f:
         f.write("\n".join(repr(m) for m in modules) + "\n")
+    # adaptive_max_pool3d: overlapping windows, ties at zero (the gradient
+    # goes to each window's first maximum), an unbatched input.
+    _save_forward_backward("l3_adaptive_max", [r(2, 3, 5, 7, 6)], lambda x: F.adaptive_max_pool3d(x, (2, 3, 4)), g)
+    _save_forward_backward("l3_adaptive_max_ties", [r(2, 2, 4, 4, 5).clamp_min(0)],
+                           lambda x: F.adaptive_max_pool3d(x, (3, 3, 3)), g)
+    _save_forward_backward("l3_adaptive_max_unbatched", [r(3, 5, 4, 6)], lambda x: F.adaptive_max_pool3d(x, (2, 2, 3)), g)
 
 
 def linalg_norms():

@@ -107,6 +107,31 @@ template <Expression E>
 auto softmin(const E& x, int64_t dim) {
   return tsr::softmax(-x, dim);
 }
+// What F::gumbel_softmax takes besides its logits.
+struct GumbelSoftmaxFuncOptions {
+  GumbelSoftmaxFuncOptions& tau(double v) { tau_ = v; return *this; }
+  GumbelSoftmaxFuncOptions& hard(bool v) { hard_ = v; return *this; }
+  GumbelSoftmaxFuncOptions& dim(int64_t v) { dim_ = v; return *this; }
+  double tau_ = 1.0;
+  bool hard_ = false;
+  int64_t dim_ = -1;
+};
+// A sample of the Gumbel-softmax distribution: softmax((logits + g) / tau)
+// over dim, with g = -log(e) and e drawn as exponential_ draws it (so a
+// seed gives PyTorch's sample). hard: the one-hot of the sample's largest
+// value, whose gradient is the soft sample's (y_hard - y_soft.detach() +
+// y_soft, as PyTorch computes it).
+template <detail::FloatElement T>
+Tensor<T> gumbel_softmax(const Tensor<T>& logits, const GumbelSoftmaxFuncOptions& o = {}) {
+  const int64_t dim = detail::wrap_dim(o.dim_, logits.dim());
+  Tensor<T> e = empty<T>(logits.sizes(), logits.device());
+  e.exponential_();
+  const Tensor<T> soft = softmax((logits - log(e)) / T(o.tau_), dim);
+  if (!o.hard_) return soft;
+  const Tensor<T> one_hot = scatter(zeros_like(soft), dim, argmax(soft, dim, true), T(1));
+  return Tensor<T>(one_hot - soft.detach() + soft);
+}
+
 // The gated linear unit: a * sigmoid(b), a and b the halves of x along dim.
 template <detail::FloatElement T>
 auto glu(const Tensor<T>& x, int64_t dim = -1) {

@@ -1,4 +1,4 @@
-// Padding, interpolation, one-hot encoding, Bilinear and AdaptiveMaxPool2d.
+// Padding, interpolation, one-hot encoding, Bilinear and adaptive max pooling.
 //
 // Padding and nearest interpolation gather input elements by index
 // (index_select per dim, whose backward adds the gradient back); linear,
@@ -316,25 +316,58 @@ Tensor<T> pixel_unshuffle(const Tensor<T>& x, int64_t downscale_factor) {
   return detail::rearrange_last3(x, {c, h / r, r, w / r, r}, {0, 2, 4, 1, 3}, {c * r * r, h / r, w / r});
 }
 
+}  // namespace tsr::nn::functional
+
+namespace tsr::detail {
+
+// Max pooling of x's last D dims to a fixed output size, over PyTorch's
+// adaptive windows (output cell i of n over an input of m: rows
+// [i m / n, ceil((i + 1) m / n))), each window's first maximum in row-major
+// order as PyTorch's kernels take it. `op` names the function in errors.
+template <class T, std::size_t D>
+Tensor<T> adaptive_max_pool(const Tensor<T>& x, const nn::ExpandingArray<D>& output_size, const char* op) {
+  const auto nd = static_cast<int64_t>(D);
+  check(x.dim() == nd + 1 || x.dim() == nd + 2, op, "(): Expected ", nd + 1, "D or ", nd + 2,
+        "D tensor, but got: ", x.sizes());
+  for (int64_t d = 1; d < x.dim(); ++d)
+    check(x.size(d) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
+          x.sizes(), " with dimension ", d, " being empty");
+  Shape out_shape = x.sizes();
+  int64_t cells = 1;
+  for (std::size_t d = 0; d < D; ++d) {
+    out_shape[out_shape.size() - D + d] = output_size[d];
+    cells *= output_size[d];
+  }
+  for (std::size_t d = 0; d < D; ++d)
+    check(output_size[d] >= 0, "Trying to create tensor with negative dimension ", output_size[d], ": ", out_shape);
+  if (cells == 0 || x.numel() == 0) return zeros<T>(out_shape, x.device());
+  const Shape batch(x.sizes().begin(), x.sizes().end() - nd);
+  std::vector<Tensor<T>> maxima;
+  for (int64_t cell = 0; cell < cells; ++cell) {
+    Tensor<T> window = x;
+    for (int64_t d = nd - 1, rest = cell; d >= 0; rest /= output_size[d], --d) {
+      const int64_t i = rest % output_size[d], n = output_size[d], m = x.size(d - nd);
+      window = window.slice(d - nd, i * m / n, ((i + 1) * m + n - 1) / n);
+    }
+    Shape rows = batch;
+    rows.push_back(window.numel() / numel_of(batch));
+    maxima.push_back(std::get<0>(max(window.reshape(rows), -1)));
+  }
+  return stack(maxima, -1).view(out_shape);
+}
+
+}  // namespace tsr::detail
+
+namespace tsr::nn::functional {
+
 // Max pooling to a fixed output size, over PyTorch's adaptive windows.
 template <detail::FloatElement T>
 Tensor<T> adaptive_max_pool2d(const Tensor<T>& x, ExpandingArray<2> output_size) {
-  detail::check(x.dim() == 3 || x.dim() == 4, "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got ", x.sizes());
-  const int64_t h = x.size(-2), w = x.size(-1), oh = output_size[0], ow = output_size[1];
-  detail::check(oh > 0 && ow > 0, "adaptive_max_pool2d: output size must be positive");
-  Shape flat = x.sizes();
-  flat.resize(flat.size() - 2);
-  flat.push_back(-1);
-  std::vector<Tensor<T>> cells;
-  for (int64_t i = 0; i < oh; ++i)
-    for (int64_t j = 0; j < ow; ++j) {
-      const int64_t r0 = i * h / oh, r1 = ((i + 1) * h + oh - 1) / oh, c0 = j * w / ow, c1 = ((j + 1) * w + ow - 1) / ow;
-      cells.push_back(std::get<0>(max(x.slice(-2, r0, r1).slice(-1, c0, c1).reshape(flat), -1)));
-    }
-  Shape out_shape = x.sizes();
-  out_shape[out_shape.size() - 2] = oh;
-  out_shape[out_shape.size() - 1] = ow;
-  return stack(cells, -1).view(out_shape);
+  return detail::adaptive_max_pool(x, output_size, "adaptive_max_pool2d");
+}
+template <detail::FloatElement T>
+Tensor<T> adaptive_max_pool3d(const Tensor<T>& x, ExpandingArray<3> output_size) {
+  return detail::adaptive_max_pool(x, output_size, "adaptive_max_pool3d");
 }
 
 // The 1-d adaptive poolings: (N, C, L) or (C, L) as one row of pixels.
@@ -537,19 +570,25 @@ class BilinearImpl : public Module {
 };
 using Bilinear = ModuleHolder<BilinearImpl>;
 
-class AdaptiveMaxPool2dImpl : public Module {
+// Adaptive max pooling over D = 2 or 3 spatial dims, as a module
+// (AdaptiveMaxPool2d, AdaptiveMaxPool3d).
+template <std::size_t D>
+class AdaptiveMaxPoolImpl : public Module {
  public:
-  explicit AdaptiveMaxPool2dImpl(ExpandingArray<2> output_size) : output_size(output_size) {}
-  std::string name() const override { return "AdaptiveMaxPool2d"; }
+  explicit AdaptiveMaxPoolImpl(ExpandingArray<D> output_size) : output_size(output_size) {}
+  std::string name() const override { return "AdaptiveMaxPool" + std::to_string(D) + "d"; }
   std::string extra_repr() const override {
-    return "output_size=" + (output_size[0] == output_size[1] ? std::to_string(output_size[0]) : output_size.repr());
+    return "output_size=" + (output_size.all(output_size[0]) ? std::to_string(output_size[0]) : output_size.repr());
   }
   template <detail::FloatElement T>
   Tensor<T> forward(const Tensor<T>& x) const {
-    return F::adaptive_max_pool2d(x, output_size);
+    return detail::adaptive_max_pool(x, output_size, D == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d");
   }
-  ExpandingArray<2> output_size;
+  ExpandingArray<D> output_size;
 };
+using AdaptiveMaxPool2dImpl = AdaptiveMaxPoolImpl<2>;
+using AdaptiveMaxPool3dImpl = AdaptiveMaxPoolImpl<3>;
+using AdaptiveMaxPool3d = ModuleHolder<AdaptiveMaxPool3dImpl>;
 using AdaptiveMaxPool2d = ModuleHolder<AdaptiveMaxPool2dImpl>;
 template <bool Max>
 class AdaptivePool1dImpl : public Module {
