@@ -174,7 +174,7 @@ TEST_CASE("functional options under libtorch's names (F::MaxPool2dFuncOptions, F
   // reflection on the left and right, a row 0 1 2 3 reads 1 0 1 2 3 2.
   const Tensor<float> x = arange<float>(0.f, 16.f).reshape({1, 1, 4, 4});
   CHECK(F::max_pool2d(x, F::MaxPool2dFuncOptions(2)).to_vector() == std::vector<float>{5, 7, 13, 15});
-  const Tensor<float> padded = F::pad(x, F::PadFuncOptions({1, 1}).mode(kReflect));
+  const Tensor<float> padded = F::pad(x, F::PadFuncOptions({1, 1, 0, 0}).mode(kReflect));
   CHECK(padded.select(2, 0).to_vector() == std::vector<float>{1, 0, 1, 2, 3, 2});
   CHECK(F::cross_entropy(Tensor<float>(zeros({2, 4})), tensor<int64_t>({1, 3}), F::CrossEntropyFuncOptions().reduction(kSum))
             .item() == doctest::Approx(2 * std::log(4.0)));
@@ -695,6 +695,9 @@ void check_padding_modules(const std::string& tag, double rtol) {
   run("replication_pad2d", nn::Sequential(nn::ReplicationPad2d(nn::ReplicationPad2dOptions({1, 1, 2, 0}))));
   run("adaptive_avg_pool1d", nn::Sequential(nn::AdaptiveAvgPool1d(4)));
   run("adaptive_max_pool1d", nn::Sequential(nn::AdaptiveMaxPool1d(3)));
+  run("constant_pad3d", nn::Sequential(nn::ConstantPad3d(nn::ConstantPad3dOptions({1, 0, 2, 1, 0, 1}, 3.5))));
+  run("reflection_pad3d", nn::Sequential(nn::ReflectionPad3d(nn::ReflectionPad3dOptions({1, 2, 3, 0, 2, 1}))));
+  run("replication_pad3d", nn::Sequential(nn::ReplicationPad3d(2)));
 }
 
 TEST_CASE("padding modules, 1-d adaptive pooling: values, gradients and reprs as PyTorch's") {
@@ -707,6 +710,23 @@ TEST_CASE("padding modules, 1-d adaptive pooling: values, gradients and reprs as
   CHECK(nn::ReplicationPad2d(nn::ReplicationPad2dOptions({1, 1, 2, 0}))->repr() == "ReplicationPad2d((1, 1, 2, 0))");
   CHECK(nn::AdaptiveAvgPool1d(3)->repr() == "AdaptiveAvgPool1d(output_size=3)");
   CHECK(nn::AdaptiveMaxPool1d(4)->repr() == "AdaptiveMaxPool1d(output_size=4)");
+  CHECK(nn::ReflectionPad3d(1)->repr() == "ReflectionPad3d((1, 1, 1, 1, 1, 1))");
+  CHECK(nn::ReplicationPad3d(nn::ReplicationPad3dOptions({1, 2, 0, 1, 2, 0}))->repr() == "ReplicationPad3d((1, 2, 0, 1, 2, 0))");
+  CHECK(nn::ConstantPad3d(2, 3.5)->repr() == "ConstantPad3d(padding=(2, 2, 2, 2, 2, 2), value=3.5)");
+  CHECK(nn::ConstantPad3d(nn::ConstantPad3dOptions({1, 0, 2, 0, 0, 1}, -1.0))->repr() ==
+        "ConstantPad3d(padding=(1, 0, 2, 0, 0, 1), value=-1.0)");
+  // The non-constant modes pad 1, 2 or 3 dims of a batched or unbatched input (circular: batched), as PyTorch's.
+  const std::string only = "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now";
+  CHECK(error_of([] { nn::ReflectionPad3d(1)->forward(zeros({2, 3, 4})); }) == only);
+  CHECK(error_of([] { nn::F::pad(zeros({1, 2, 3, 4}), nn::F::PadFuncOptions({1, 1}).mode(kReplicate)); }) == only);
+  CHECK(error_of([] { nn::F::pad(zeros({4}), nn::F::PadFuncOptions({1, 1}).mode(kReflect)); }) == only);
+  CHECK(error_of([] { nn::F::pad(zeros({2, 3, 4}), nn::F::PadFuncOptions({1, 1, 1, 1}).mode(kCircular)); }) ==
+        "Invalid padding size, expected 2 but got 4");
+  CHECK(error_of([] { nn::F::pad(zeros({3, 4}), nn::F::PadFuncOptions({1, 1}).mode(kCircular)); }) ==
+        "Invalid padding size, expected 0 but got 2");
+  CHECK(error_of([] { nn::F::pad(zeros({2, 3, 4}), nn::F::PadFuncOptions({1, 1, 2, 2, 1, 0}).mode(kReplicate)); }) == only);
+  CHECK(nn::F::pad(zeros({2, 3, 4, 5}), nn::F::PadFuncOptions({1, 1, 2, 2, 1, 0}).mode(kReplicate)).sizes() ==
+        Shape{2, 4, 8, 7});
 }
 
 TEST_CASE("padding, interpolation, adaptive max pooling, Bilinear, transposed convolution: values and gradients as PyTorch's") {

@@ -2751,8 +2751,8 @@ def nn_norms_distances():
 
 
 def nn_padding_modules():
-    """nn: the padding modules and the 1-d adaptive poolings (values and
-    gradients, float and double)."""
+    """nn: the padding modules (1-, 2- and 3-d) and the 1-d adaptive poolings
+    (values and gradients, float and double)."""
     import torch.nn as nn
     g = torch.Generator().manual_seed(47)
 
@@ -2771,6 +2771,13 @@ def nn_padding_modules():
         run("replication_pad2d", [r(1, 2, 3, 4)], nn.ReplicationPad2d((1, 1, 2, 0)), tag)
         run("adaptive_avg_pool1d", [r(2, 3, 10)], nn.AdaptiveAvgPool1d(4), tag)
         run("adaptive_max_pool1d", [r(3, 7)], nn.AdaptiveMaxPool1d(3), tag)
+    # The 3-d padding modules (batched and unbatched inputs).
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        run("constant_pad3d", [r(1, 2, 2, 3, 4)], nn.ConstantPad3d((1, 0, 2, 1, 0, 1), 3.5), tag)
+        run("reflection_pad3d", [r(2, 3, 4, 4)], nn.ReflectionPad3d((1, 2, 3, 0, 2, 1)), tag)
+        run("replication_pad3d", [r(1, 2, 2, 3, 2)], nn.ReplicationPad3d(2), tag)
 
 
 def linalg_decompositions():

@@ -100,6 +100,14 @@ Tensor<T> pad(const Tensor<T>& x, const PadFuncOptions& o) {
   detail::check(p.size() % 2 == 0, "Padding length must be divisible by 2");
   const auto dims = static_cast<int64_t>(p.size() / 2);
   detail::check(dims <= x.dim(), "Padding length too large");
+  // The other modes pad the last 1, 2 or 3 dims of a batched or unbatched
+  // input (circular: batched only), as PyTorch's kernels for them.
+  if (o.mode() != PadMode::Constant) {
+    detail::check(dims <= 3 && (x.dim() == dims + 1 || x.dim() == dims + 2),
+                  "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
+    if (o.mode() == PadMode::Circular)
+      detail::check(x.dim() == dims + 2, "Invalid padding size, expected ", 2 * (x.dim() - 2), " but got ", 2 * dims);
+  }
   Tensor<T> out = x;
   for (int64_t k = 0; k < dims; ++k) {
     const int64_t d = x.dim() - 1 - k, before = p[2 * static_cast<std::size_t>(k)], after = p[2 * static_cast<std::size_t>(k) + 1];
@@ -407,7 +415,8 @@ namespace tsr::nn {
 // The padding modules: F::pad of the last D dims with one mode. Options as
 // libtorch's: ZeroPad2dOptions(padding), ConstantPad1dOptions(padding,
 // value), ReflectionPad2dOptions(padding), ...; one number pads every side,
-// or {left, right} ({left, right, top, bottom} in 2-d).
+// or {left, right} ({left, right, top, bottom} in 2-d, then front, back in
+// 3-d).
 template <int D>
 struct PadOptions {
   PadOptions(ExpandingArray<2 * D> padding) : padding_(padding) {}  // NOLINT: implicit
@@ -474,6 +483,15 @@ using ReplicationPad1dOptions = PadOptions<1>;
 using ReplicationPad2dImpl = PadImpl<PadMode::Replicate, 2>;
 using ReplicationPad2d = ModuleHolder<ReplicationPad2dImpl>;
 using ReplicationPad2dOptions = PadOptions<2>;
+using ConstantPad3dImpl = PadImpl<PadMode::Constant, 3>;
+using ConstantPad3d = ModuleHolder<ConstantPad3dImpl>;
+using ConstantPad3dOptions = ConstantPadOptions<3>;
+using ReflectionPad3dImpl = PadImpl<PadMode::Reflect, 3>;
+using ReflectionPad3d = ModuleHolder<ReflectionPad3dImpl>;
+using ReflectionPad3dOptions = PadOptions<3>;
+using ReplicationPad3dImpl = PadImpl<PadMode::Replicate, 3>;
+using ReplicationPad3d = ModuleHolder<ReplicationPad3dImpl>;
+using ReplicationPad3dOptions = PadOptions<3>;
 
 // libtorch: PixelShuffleOptions(upscale_factor), PixelUnshuffleOptions(downscale_factor).
 struct PixelShuffleOptions {
