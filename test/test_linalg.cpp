@@ -684,6 +684,77 @@ TEST_CASE("linalg::qr matches PyTorch in every mode, gradients included") {
   CHECK(std::get<0>(linalg::qr(leaf)).grad_fn_name() == "LinalgQrBackward0");
 }
 
+TEST_CASE("geqrf, householder_product (orgqr) and ormqr match PyTorch, householder_product's gradients included") {
+  for (const std::string tag : {"f32", "f64"}) {
+    const bool f32 = tag == "f32";
+    const double tol = f32 ? 2e-5 : 1e-12;
+    for (const std::string shape : {"5x3", "4x4", "3x5", "2x4x3"}) {
+      const std::string name = "hh_" + tag + "_" + shape;
+      INFO(name);
+      auto run = [&](auto zero) {
+        using T = decltype(zero);
+        const auto golden = [&](const std::string& what) { return Tensor<T>(cast<T>(test::golden(name + "_" + what))); };
+        const auto [h, tau] = geqrf(golden("a"));
+        test::check_close(h, golden("geqrf"), tol, tol, "geqrf");
+        test::check_close(tau, golden("tau"), tol, tol, "tau");
+        // ormqr from PyTorch's factors (so that only ormqr is measured), on both sides, Q and Q^T.
+        for (const bool left : {true, false})
+          for (const bool transpose : {false, true}) {
+            const std::string side = std::string(left ? "left" : "right") + (transpose ? "_t" : "");
+            test::check_close(ormqr(golden("geqrf"), golden("tau"), golden("ormqr_" + side + "_c"), left, transpose),
+                              golden("ormqr_" + side), tol, tol, "ormqr " + side);
+          }
+        if (h.size(-2) < h.size(-1)) return;
+        for (const std::string hp : {"_hp", "_hp_short"}) {
+          // Unrecorded (a plain loop) and recorded (ops whose gradients are the formula's).
+          const auto plain = linalg::householder_product(test::golden<T>(name + hp + "_in0"), test::golden<T>(name + hp + "_in1"));
+          test::check_close(plain, test::golden(name + hp + "_out"), tol, tol, "plain " + hp);
+          test::check_forward_backward<T>(name + hp, 2, [](const std::vector<Tensor<T>>& x) {
+            return linalg::householder_product(x[0], x[1]);
+          }, tol * 10);
+        }
+      };
+      if (f32) run(0.f);
+      else run(0.0);
+    }
+  }
+  // orgqr is householder_product; Q from geqrf's factors is linalg::qr's Q.
+  manual_seed(6);
+  const Tensor<double> a = randn<double>({3, 7, 4});
+  const auto [h, tau] = geqrf(a);
+  CHECK(allclose(orgqr(h, tau), std::get<0>(linalg::qr(a)), 1e-14, 1e-14));
+  CHECK(allclose(ormqr(h, tau, eye<double>(7).expand({3, 7, 7})), std::get<0>(linalg::qr(a, "complete")), 1e-14, 1e-14));
+  // Second derivatives through the recorded product.
+  using V = std::vector<Tensor<double>>;
+  CHECK(autograd::gradgradcheck([](const V& x) {
+    const Tensor<double> q = linalg::householder_product(x[0], x[1]);
+    return Tensor<double>(sum(q * q * q));
+  }, V{randn<double>({4, 3}), randn<double>({2})}));
+
+  // PyTorch's messages.
+  CHECK(test::error_of([] { geqrf(ones<double>({3})); }) == "torch.geqrf: input must have at least 2 dimensions.");
+  CHECK(test::error_of([] { linalg::householder_product(ones<double>({3, 4}), ones<double>({3})); }) ==
+        "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]");
+  CHECK(test::error_of([] { linalg::householder_product(ones<double>({4, 2}), ones<double>({3})); }) ==
+        "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]");
+  CHECK(test::error_of([] { linalg::householder_product(ones<double>({2, 4, 3}), ones<double>({3, 3})); }) ==
+        "torch.linalg.householder_product: Expected batch dimensions of tau to be equal to input.shape[:-2], but got [3]");
+  CHECK(test::error_of([] { ormqr(ones<double>({4}), ones<double>({3}), ones<double>({4, 2})); }) ==
+        "torch.ormqr: input must have at least 2 dimensions.");
+  CHECK(test::error_of([] { ormqr(ones<double>({4, 3}), ones<double>({3}), ones<double>({4})); }) ==
+        "torch.ormqr: other must have at least 2 dimensions.");
+  CHECK(test::error_of([] { ormqr(ones<double>({4, 3}), ones<double>({5}), ones<double>({4, 2})); }) ==
+        "torch.ormqr: other.shape[-2] must be greater than or equal to tau.shape[-1]");
+  CHECK(test::error_of([] { ormqr(ones<double>({4, 3}), ones<double>({3}), ones<double>({3, 2})); }) ==
+        "torch.ormqr: other.shape[-2] must be equal to input.shape[-2]");
+  CHECK(test::error_of([] { ormqr(ones<double>({4, 3}), ones<double>({3}), ones<double>({2, 3}), false); }) ==
+        "torch.ormqr: other.shape[-1] must be equal to input.shape[-2]");
+  const Tensor<double> leaf = randn<double>({4, 3}).requires_grad_();
+  CHECK(test::error_of([&] { geqrf(leaf); }) ==
+        "autograd does not record geqrf (PyTorch 1.13 has no derivative for it), and an input requires grad; compute "
+        "it under NoGradGuard or on detach()ed inputs");
+}
+
 TEST_CASE("linalg::eigh and eigvalsh match PyTorch, gradients included") {
   for (const std::string tag : {"f32", "f64"}) {
     const bool f32 = tag == "f32";

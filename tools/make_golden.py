@@ -1729,6 +1729,33 @@ def linalg_qr():
             _save_forward_backward(f"{name}_ronly", [a], lambda x: torch.linalg.qr(x)[1], g)
 
 
+def linalg_householder():
+    """torch.geqrf, torch.linalg.householder_product (with the gradients of
+    the reflectors and tau, fewer reflectors than columns included) and
+    torch.ormqr on each side, transposed or not (hh_*)."""
+    g = torch.Generator().manual_seed(61)
+    for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
+        def r(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+        for shape in [(5, 3), (4, 4), (3, 5), (2, 4, 3)]:
+            name = f"hh_{tag}_" + "x".join(map(str, shape))
+            a = r(*shape)
+            h, tau = torch.geqrf(a)
+            save(f"{name}_a", a)
+            save(f"{name}_geqrf", h)
+            save(f"{name}_tau", tau)
+            m, n = shape[-2], shape[-1]
+            for left in (True, False):
+                for transpose in (False, True):
+                    c = r(*shape[:-2], m, 2) if left else r(*shape[:-2], 2, m)
+                    side = ("left" if left else "right") + ("_t" if transpose else "")
+                    save(f"{name}_ormqr_{side}_c", c)
+                    save(f"{name}_ormqr_{side}", torch.ormqr(h, tau, c, left=left, transpose=transpose))
+            if m >= n:
+                _save_forward_backward(f"{name}_hp", [h, tau], torch.linalg.householder_product, g)
+                _save_forward_backward(f"{name}_hp_short", [h, tau[..., :n - 1]], torch.linalg.householder_product, g)
+
+
 def linalg_eigh():
     """torch.linalg.eigh and eigvalsh of symmetric matrices (float and
     double, single and batched): eigenvalues, eigenvectors (unique up to
@@ -3513,6 +3540,7 @@ if __name__ == "__main__":
     join_split_scatter()
     index_writes_names()
     linalg_qr()
+    linalg_householder()
     linalg_eigh()
     linalg_svd()
     linalg_norms()

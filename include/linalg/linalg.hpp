@@ -17,6 +17,7 @@
 #include "tensor_solves.hpp"
 #include "einsum.hpp"
 #include "qr.hpp"
+#include "householder.hpp"
 #include "eigh.hpp"
 #include "svd.hpp"
 #include "norms.hpp"

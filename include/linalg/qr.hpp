@@ -64,12 +64,11 @@ void householder_qr(T* a, int64_t m, int64_t n, T* tau) {
   }
 }
 
-// Q's first q columns (m x q, row-major) from the reflectors in the factored
-// a (m x n) and tau, as orgqr: H_0 ... H_{k-1} applied to the identity's
-// columns, the last reflector first.
+// Q's first q columns (m x q, row-major) from the first k reflectors in the
+// factored a (m x n) and tau, as orgqr: H_0 ... H_{k-1} applied to the
+// identity's columns, the last reflector first.
 template <class T>
-void householder_q(const T* a, int64_t m, int64_t n, const T* tau, T* q, int64_t cols) {
-  const int64_t k = std::min(m, n);
+void householder_q(const T* a, int64_t m, int64_t n, const T* tau, T* q, int64_t cols, int64_t k) {
   std::fill(q, q + m * cols, T(0));
   for (int64_t i = 0; i < std::min(m, cols); ++i) q[i * cols + i] = T(1);
   std::vector<T> w(static_cast<std::size_t>(cols));
@@ -114,7 +113,7 @@ std::tuple<Tensor<typename EA::value_type>, Tensor<typename EA::value_type>> qr(
       T* ri = r.data_ptr() + i * r_rows * n;
       for (int64_t row = 0; row < std::min(r_rows, m); ++row)
         for (int64_t c = row; c < n; ++c) ri[row * n + c] = fi[row * n + c];
-      if (want_q) detail::householder_q(fi, m, n, tau.data(), q.data_ptr() + i * m * q_cols, q_cols);
+      if (want_q) detail::householder_q(fi, m, n, tau.data(), q.data_ptr() + i * m * q_cols, q_cols, k);
     });
     detail::record_op<autograd::tag::LinalgQrR>(r, a, want_q && !(complete && m > n), mode == "r");
     if (want_q) detail::record_op<autograd::tag::LinalgQrQ>(q, a, r, complete && m > n);

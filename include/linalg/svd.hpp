@@ -100,7 +100,7 @@ inline bool svd_tall(const double* x, int64_t m, int64_t n, double* u, int64_t u
     std::vector<double> q(static_cast<std::size_t>(m * m));
     std::copy(u, u + m * ucols, w.begin());
     householder_qr(w.data(), m, ucols, tau.data());
-    householder_q(w.data(), m, ucols, tau.data(), q.data(), m);
+    householder_q(w.data(), m, ucols, tau.data(), q.data(), m, std::min(m, ucols));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = rank; j < ucols; ++j) u[i * ucols + j] = q[i * m + j];
   }
