@@ -1211,7 +1211,7 @@ TEST_CASE("LocalResponseNorm: PyTorch's values, gradients and repr") {
         "Expected 3D or higher dimensionality input (got 2 dimensions)");
 }
 
-TEST_CASE("3-d layers: Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, BatchNorm3d, InstanceNorm3d as PyTorch's") {
+TEST_CASE("3-d layers: Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, BatchNorm3d, InstanceNorm3d as PyTorch's") {
   namespace F = nn::functional;
   using V = std::vector<Tensor<double>>;
   using O = F::Conv3dFuncOptions;
@@ -1245,6 +1245,42 @@ TEST_CASE("3-d layers: Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, Adaptive
   // Ties at zero in overlapping windows: each window's gradient goes to its first maximum, as PyTorch's.
   check_forward_backward<double>("l3_adaptive_max_ties", 1, [](const V& v) { return F::adaptive_max_pool3d(v[0], 3); }, 1e-12);
   check_forward_backward<double>("l3_adaptive_max_unbatched", 1, [](const V& v) { return F::adaptive_max_pool3d(v[0], {2, 2, 3}); }, 1e-12);
+  using OT = F::ConvTranspose3dFuncOptions;
+  check_forward_backward<double>("l3_convt", 3, [](const V& v) {
+    return F::conv_transpose3d(v[0], v[1], v[2], OT().stride({2, 1, 2}).padding({1, 0, 1}).output_padding({1, 0, 1}).groups(2).dilation({1, 2, 1}));
+  }, 1e-12);
+  check_forward_backward<double>("l3_convt_unbatched", 2, [](const V& v) {
+    return F::conv_transpose3d(v[0], v[1], {}, OT().padding({2, 1, 0}).dilation({2, 1, 1}));
+  }, 1e-12);
+  check_forward_backward<float>("l3_convt_f32", 3, [](const std::vector<Tensor<float>>& v) {
+    return F::conv_transpose3d(v[0], v[1], v[2], OT().stride(2));
+  }, 2e-5, 1e-5);
+  {
+    // The module runs the same function on its parameters.
+    nn::ConvTranspose3d module(nn::ConvTranspose3dOptions(3, 2, {3, 2, 2}).stride(2));
+    module->weight.as<float>().detach().copy_(test::golden<float>("l3_convt_f32_in1"));
+    module->bias.as<float>().detach().copy_(test::golden<float>("l3_convt_f32_in2"));
+    check_close(module(test::golden<float>("l3_convt_f32_in0")), test::golden<float>("l3_convt_f32_out"), 2e-5, 1e-5,
+                "ConvTranspose3d");
+    manual_seed(12);
+    nn::ConvTranspose3d convt(nn::ConvTranspose3dOptions(2, 4, {1, 2, 3}));
+    CHECK(bitwise_equal(convt->weight.as<float>(), test::golden<float>("l3_convt_init_weight")));
+    CHECK(bitwise_equal(convt->bias.as<float>(), test::golden<float>("l3_convt_init_bias")));
+    const std::string reprs = convt->repr() + "\n" +
+        nn::ConvTranspose3d(nn::ConvTranspose3dOptions(2, 4, {2, 3, 3}).stride({1, 2, 1}).padding(1).output_padding({0, 1, 0})
+                                .groups(2).bias(false).dilation({2, 1, 1}))->repr() + "\n";
+    std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/nn_layers_3d_convt.txt");
+    CHECK(reprs == std::string(std::istreambuf_iterator<char>(in), {}));
+    CHECK(error_of([] { (void)F::conv_transpose3d(zeros({1, 2, 3, 4, 4}), zeros({2, 3, 3, 3, 3}), {}, OT().stride(2).output_padding({2, 0, 0})); }) ==
+          "output padding must be smaller than either stride or dilation, but got output_padding_depth: 2 "
+          "output_padding_height: 0 output_padding_width: 0 stride_depth: 2 stride_height: 2 stride_width: 2 "
+          "dilation_depth: 1 dilation_height: 1 dilation_width: 1");
+    CHECK(error_of([] { (void)F::conv_transpose3d(zeros({1, 2, 1, 1, 1}), zeros({2, 3, 1, 1, 1}), {}, OT().padding(2)); }) ==
+          "Given input size per channel: (1 x 1 x 1). Calculated output size per channel: (-3 x -3 x -3). Output size is too small");
+    CHECK(error_of([] { (void)F::conv_transpose3d(zeros({1, 2, 3, 4, 4}), zeros({3, 3, 3, 3, 3})); }) ==
+          "Given transposed=1, weight of size [3, 3, 3, 3, 3], expected input[1, 2, 3, 4, 4] to have 3 channels, but got 2 "
+          "channels instead");
+  }
 
   // The norms as modules: output, input and parameter gradients, running statistics.
   auto check_norm = [](const std::string& prefix, auto module) {

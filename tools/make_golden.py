@@ -2513,6 +2513,21 @@ def nn_layers_3d():
     _save_forward_backward("l3_adaptive_max_ties", [r(2, 2, 4, 4, 5).clamp_min(0)],
                            lambda x: F.adaptive_max_pool3d(x, (3, 3, 3)), g)
     _save_forward_backward("l3_adaptive_max_unbatched", [r(3, 5, 4, 6)], lambda x: F.adaptive_max_pool3d(x, (2, 2, 3)), g)
+    # conv_transpose3d: groups, strides, padding, output padding, dilation,
+    # unbatched, float; ConvTranspose3d's initial weights for a seed.
+    _save_forward_backward("l3_convt", [r(2, 4, 3, 4, 3), r(4, 3, 2, 3, 2), r(6)], lambda x, w, b: F.conv_transpose3d(
+        x, w, b, stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 1), groups=2, dilation=(1, 2, 1)), g)
+    _save_forward_backward("l3_convt_unbatched", [r(2, 3, 2, 4), r(2, 3, 3, 2, 2)], lambda x, w: F.conv_transpose3d(
+        x, w, padding=(2, 1, 0), dilation=(2, 1, 1)), g)
+    _save_forward_backward("l3_convt_f32", [r(1, 3, 2, 3, 3, dtype=torch.float32), r(3, 2, 3, 2, 2, dtype=torch.float32),
+                                            r(2, dtype=torch.float32)], lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2), g)
+    torch.manual_seed(12)
+    convt = nn.ConvTranspose3d(2, 4, (1, 2, 3))
+    save("l3_convt_init_weight", convt.weight)
+    save("l3_convt_init_bias", convt.bias)
+    with open(os.path.join(OUT, "nn_layers_3d_convt.txt"), "w") as f:
+        f.write("\n".join(repr(m) for m in [convt, nn.ConvTranspose3d(2, 4, (2, 3, 3), stride=(1, 2, 1), padding=1,
+                output_padding=(0, 1, 0), groups=2, bias=False, dilation=(2, 1, 1))]) + "\n")
 
 
 def linalg_norms():

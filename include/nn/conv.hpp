@@ -568,7 +568,7 @@ Tensor<T> conv1d(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
   return conv2d(x.unsqueeze(spatial), weight.unsqueeze(2), bias, o).squeeze(spatial);
 }
 
-// What F::conv_transpose1d and F::conv_transpose2d take besides their
+// What F::conv_transpose1d, 2d and 3d take besides their
 // tensors.
 template <std::size_t D>
 struct ConvTransposeFuncOptions {
@@ -651,6 +651,11 @@ Tensor<T> conv_transpose1d(const Tensor<T>& x, const Tensor<T>& weight, const Te
   const int64_t spatial = x.dim() - 1;
   return conv_transpose2d(x.unsqueeze(spatial), weight.unsqueeze(2), bias, o2).squeeze(spatial);
 }
+using ConvTranspose3dFuncOptions = ConvTransposeFuncOptions<3>;
+// Defined in volumetric.hpp, with the other 3-d layers.
+template <detail::FloatElement T>
+Tensor<T> conv_transpose3d(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias = {},
+                           const ConvTranspose3dFuncOptions& o = {});
 
 }  // namespace functional
 namespace F = functional;
@@ -734,7 +739,7 @@ using Conv1d = ModuleHolder<Conv1dImpl>;
 using Conv3d = ModuleHolder<Conv3dImpl>;
 using Conv2d = ModuleHolder<Conv2dImpl>;
 
-// ----- ConvTranspose1d and ConvTranspose2d ----------------------------------------
+// ----- ConvTranspose1d, ConvTranspose2d and ConvTranspose3d -----------------------
 template <std::size_t D>
 struct ConvTransposeOptions {
   ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
@@ -778,7 +783,7 @@ class ConvTransposeImpl : public Module {
   ConvTransposeImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : ConvTransposeImpl(ConvTransposeOptions<D>(in_channels, out_channels, kernel_size)) {}
   void reset_parameters() { detail::init_affine(weight, bias); }
-  std::string name() const override { return D == 1 ? "ConvTranspose1d" : "ConvTranspose2d"; }
+  std::string name() const override { return "ConvTranspose" + std::to_string(D) + "d"; }
   std::string extra_repr() const override {
     std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                     ", kernel_size=" + options.kernel_size().repr() + ", stride=" + options.stride().repr();
@@ -799,7 +804,8 @@ class ConvTransposeImpl : public Module {
                        .dilation(options.dilation());
     const Tensor<T> b = bias.defined() ? bias.as<T>() : Tensor<T>();
     if constexpr (D == 1) return F::conv_transpose1d(x, weight.as<T>(), b, o);
-    else return F::conv_transpose2d(x, weight.as<T>(), b, o);
+    else if constexpr (D == 2) return F::conv_transpose2d(x, weight.as<T>(), b, o);
+    else return F::conv_transpose3d(x, weight.as<T>(), b, o);
   }
 
   ConvTransposeOptions<D> options;
@@ -821,6 +827,9 @@ using ConvTranspose1dImpl = ConvTransposeImpl<1>;
 using ConvTranspose2dImpl = ConvTransposeImpl<2>;
 using ConvTranspose1d = ModuleHolder<ConvTranspose1dImpl>;
 using ConvTranspose2d = ModuleHolder<ConvTranspose2dImpl>;
+using ConvTranspose3dOptions = ConvTransposeOptions<3>;
+using ConvTranspose3dImpl = ConvTransposeImpl<3>;
+using ConvTranspose3d = ModuleHolder<ConvTranspose3dImpl>;
 
 // ----- pooling ------------------------------------------------------------------
 template <std::size_t D>

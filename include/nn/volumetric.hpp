@@ -1,6 +1,7 @@
-// The 3-d layers' functions: conv3d, max_pool3d, avg_pool3d and
-// adaptive_avg_pool3d (the modules Conv3d, MaxPool3d and AvgPool3d are the
-// templates of conv.hpp at D = 3; AdaptiveAvgPool3d is here).
+// The 3-d layers' functions: conv3d, max_pool3d, avg_pool3d,
+// adaptive_avg_pool3d and conv_transpose3d (the modules Conv3d,
+// ConvTranspose3d, MaxPool3d and AvgPool3d are the templates of conv.hpp at
+// D = 3; AdaptiveAvgPool3d is here).
 //
 // Each is built from its 2-d form over depth slices: tap k of a window in
 // depth reads, for every output depth o, the input slice o stride + k
@@ -131,6 +132,75 @@ Tensor<T> conv3d(const Tensor<T>& x_in, const Tensor<T>& weight, const Tensor<T>
   }
   const Tensor<T> out = detail::from_depth_batch(sum, n, out_depth);
   return unbatched ? out.squeeze(0) : out;
+}
+
+// The transposed 3-d convolution (the adjoint of conv3d with the same
+// options): x (N, C, D, H, W) or (C, D, H, W), weight (C, O / groups, kd,
+// kh, kw). Depth tap k is the 2-d transposed convolution of every input
+// slice with the weight's slice k, landing at output depth i stride + k
+// dilation - padding for input slice i: the taps are placed by products with
+// 0/1 matrices over depth (positions past the output dropped), so the
+// gradients, of any order, are those of the 2-d layer and the products.
+template <detail::FloatElement T>
+Tensor<T> conv_transpose3d(const Tensor<T>& x_in, const Tensor<T>& weight, const Tensor<T>& bias,
+                           const ConvTranspose3dFuncOptions& o) {
+  detail::check(x_in.dim() == 4 || x_in.dim() == 5,
+                "Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, but got input of size: ", x_in.sizes());
+  detail::check(weight.dim() == 5, "weight should have 5 dimensions, got ", weight.sizes());
+  const bool unbatched = x_in.dim() == 4;
+  const Tensor<T> x = unbatched ? x_in.unsqueeze(0) : x_in;
+  const int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4), groups = o.groups_;
+  detail::check(groups > 0, "non-positive groups is not supported");
+  detail::check(c == weight.size(0) && c % groups == 0, "Given transposed=1, weight of size ", weight.sizes(),
+                ", expected input", x_in.sizes(), " to have ", weight.size(0), " channels, but got ", c, " channels instead");
+  for (std::size_t i = 0; i < 3; ++i) {
+    detail::check(o.stride_[i] > 0, "non-positive stride is not supported");
+    detail::check(o.dilation_[i] > 0, "dilation should be greater than zero");
+  }
+  const auto& op = o.output_padding_;
+  detail::check(op[0] < std::max(o.stride_[0], o.dilation_[0]) && op[1] < std::max(o.stride_[1], o.dilation_[1]) &&
+                    op[2] < std::max(o.stride_[2], o.dilation_[2]),
+                "output padding must be smaller than either stride or dilation, but got output_padding_depth: ", op[0],
+                " output_padding_height: ", op[1], " output_padding_width: ", op[2], " stride_depth: ", o.stride_[0],
+                " stride_height: ", o.stride_[1], " stride_width: ", o.stride_[2], " dilation_depth: ", o.dilation_[0],
+                " dilation_height: ", o.dilation_[1], " dilation_width: ", o.dilation_[2]);
+  std::array<int64_t, 3> out{};
+  const std::array<int64_t, 3> in{d, h, w};
+  for (std::size_t i = 0; i < 3; ++i)
+    out[i] = (in[i] - 1) * o.stride_[i] - 2 * o.padding_[i] + o.dilation_[i] * (weight.size(int64_t(i) + 2) - 1) +
+             op[i] + 1;
+  detail::check(out[0] > 0 && out[1] > 0 && out[2] > 0, "Given input size per channel: (", d, " x ", h, " x ", w,
+                "). Calculated output size per channel: (", out[0], " x ", out[1], " x ", out[2],
+                "). Output size is too small");
+  const auto o2 = ConvTranspose2dFuncOptions()
+                      .stride({o.stride_[1], o.stride_[2]})
+                      .padding({o.padding_[1], o.padding_[2]})
+                      .output_padding({op[1], op[2]})
+                      .dilation({o.dilation_[1], o.dilation_[2]})
+                      .groups(groups);
+  // (N D, C, H, W): every input slice as one image of the 2-d layer.
+  const Tensor<T> slices = x.permute({0, 2, 1, 3, 4}).reshape({n * d, c, h, w});
+  Tensor<T> sum;
+  for (int64_t k = 0; k < weight.size(2); ++k) {
+    const Tensor<T> tap = conv_transpose2d(slices, weight.select(2, k), Tensor<T>(), o2);  // (N D, O, OH, OW)
+    auto place = zeros<T>({out[0], d});
+    for (int64_t i = 0; i < d; ++i) {
+      const int64_t at = i * o.stride_[0] + k * o.dilation_[0] - o.padding_[0];
+      if (at >= 0 && at < out[0]) place.data_ptr()[at * d + i] = T(1);
+    }
+    // (N, OH OW O, D) times place^T: (N, OH OW O, OD).
+    const Tensor<T> by_depth = tap.view({n, d, -1}).transpose(1, 2);
+    const Tensor<T> placed = matmul(by_depth, detail::placed_on(place, x.device()).t());
+    sum = k == 0 ? placed : Tensor<T>(sum + placed);
+  }
+  // (N, O OH OW, OD) -> (N, O, OD, OH, OW).
+  const int64_t out_ch = weight.size(1) * groups;
+  Tensor<T> y = sum.view({n, out_ch, out[1], out[2], out[0]}).permute({0, 1, 4, 2, 3}).contiguous();
+  if (bias.defined()) {
+    detail::check(bias.dim() == 1 && bias.numel() == out_ch, "bias should have ", out_ch, " elements, got ", bias.sizes());
+    y = y + bias.view({1, out_ch, 1, 1, 1});
+  }
+  return unbatched ? y.squeeze(0) : y;
 }
 
 // Max over each 3-d window (NaN wins, as in PyTorch); the gradient goes to
