@@ -428,6 +428,14 @@ void check_more_losses(const std::string& tag, double rtol) {
       {"triplet_swap_p1", [&](const Tensor<T>& i, R r) {
          return F::triplet_margin_loss(i, b, c, nn::TripletMarginLossOptions().p(1).swap(true).reduction(r));
        }},
+      {"triplet_distance", [&](const Tensor<T>& i, R r) {
+         return nn::TripletMarginWithDistanceLoss(nn::TripletMarginWithDistanceLossOptions().margin(0.7).reduction(r))(i, b, c);
+       }},
+      {"triplet_distance_l1_swap", [&](const Tensor<T>& i, R r) {
+         const auto l1 = [](const auto& x, const auto& y) { return sum(abs(x - y), -1); };
+         return F::triplet_margin_with_distance_loss(
+             i, b, c, F::TripletMarginWithDistanceLossFuncOptions().distance_function(l1).swap(true).reduction(r));
+       }},
   };
   const std::pair<const char*, R> reductions[] = {{"none", R::None}, {"mean", R::Mean}, {"sum", R::Sum}, {"batchmean", R::BatchMean}};
   for (const auto& [name, f] : cases) {
@@ -443,11 +451,24 @@ void check_more_losses(const std::string& tag, double rtol) {
   }
 }
 
-TEST_CASE("losses: KL divergence, cosine embedding, margin ranking, triplet margin as PyTorch's") {
+TEST_CASE("losses: KL divergence, cosine embedding, margin ranking, triplet margin (with a distance) as PyTorch's") {
   check_more_losses<float>("f32", 2e-5);
   check_more_losses<double>("f64", 1e-12);
   CHECK(error_of([] { nn::F::mse_loss(ones({2}), ones({2}), nn::MSELossOptions().reduction(kBatchMean)); }) ==
         "batchmean is not a valid value for reduction (it is kl_div's only)");
+  // PyTorch's module holds its default distance as a child; a given function is no module.
+  CHECK(nn::TripletMarginWithDistanceLoss()->repr() ==
+        "TripletMarginWithDistanceLoss(\n  (distance_function): PairwiseDistance()\n)");
+  // A distance for float tensors alone: double ones are refused.
+  struct FloatL1 {
+    Tensor<float> operator()(const Tensor<float>& x, const Tensor<float>& y) const { return sum(abs(x - y), -1); }
+    void operator()(const Tensor<double>&, const Tensor<double>&) const = delete;
+  };
+  const nn::TripletMarginWithDistanceLoss custom(nn::TripletMarginWithDistanceLossOptions().distance_function(FloatL1{}));
+  CHECK(custom->repr() == "TripletMarginWithDistanceLoss()");
+  CHECK(custom(ones({2, 3}), zeros({2, 3}), ones({2, 3})).item() == 4.f);  // max(3 - 0 + 1, 0) per row
+  CHECK(error_of([&] { custom(ones<double>({2, 3}), zeros<double>({2, 3}), zeros<double>({2, 3})); }) ==
+        "triplet_margin_with_distance_loss: the distance function takes no 'Double' tensors");
 }
 
 // ----- padding, interpolation, adaptive max pooling, bilinear ---------------------

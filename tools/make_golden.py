@@ -2627,8 +2627,9 @@ def nn_layers():
 
 
 def nn_more_losses():
-    """nn: KLDiv, CosineEmbedding, MarginRanking, TripletMargin (loss and the
-    first input's gradient, every reduction, float and double)."""
+    """nn: KLDiv, CosineEmbedding, MarginRanking, TripletMargin,
+    TripletMarginWithDistance (loss and the first input's gradient, every
+    reduction, float and double)."""
     import torch.nn.functional as F
     g = torch.Generator().manual_seed(21)
     for dtype, tag in [(torch.float32, "f32"), (torch.float64, "f64")]:
@@ -2649,6 +2650,9 @@ def nn_more_losses():
             "margin_ranking": lambda i, red: F.margin_ranking_loss(i[:, 0], b[:, 0], sign, margin=0.3, reduction=red),
             "triplet": lambda i, red: F.triplet_margin_loss(i, b, c, margin=0.5, reduction=red),
             "triplet_swap_p1": lambda i, red: F.triplet_margin_loss(i, b, c, p=1, swap=True, reduction=red),
+            "triplet_distance": lambda i, red: F.triplet_margin_with_distance_loss(i, b, c, margin=0.7, reduction=red),
+            "triplet_distance_l1_swap": lambda i, red: F.triplet_margin_with_distance_loss(
+                i, b, c, distance_function=lambda x, y: (x - y).abs().sum(-1), swap=True, reduction=red),
         }
         for name, f in cases.items():
             reductions = ["none", "mean", "sum"] + (["batchmean"] if name.startswith("kl_div") else [])

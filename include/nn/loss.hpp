@@ -4,6 +4,7 @@
 // log_softmax (never log(softmax)), binary cross-entropy with logits
 // through PyTorch's overflow-free log-sum-exp form.
 #pragma once
+#include <functional>
 #include <string>
 
 #include "holder.hpp"
@@ -34,6 +35,17 @@ Tensor<T> reduce_loss(const E& loss, nn::Reduction reduction) {
     default: fail<ValueError>("batchmean is not a valid value for reduction (it is kl_div's only)");
   }
 }
+// The triplet losses' common part: max(d(a, p) - d(a, n) + margin, 0) for
+// the distance d, with min(d(a, n), d(p, n)) for d(a, n) under swap.
+template <class T, class Distance, class Options>
+Tensor<T> triplet_loss(const Tensor<T>& anchor, const Tensor<T>& positive, const Tensor<T>& negative,
+                       const Distance& distance, const Options& o) {
+  const Tensor<T> d_ap = distance(anchor, positive);
+  Tensor<T> d_an = distance(anchor, negative);
+  if (o.swap()) d_an = minimum(d_an, distance(positive, negative));
+  return reduce_loss<T>(clamp_min(d_ap - d_an + T(o.margin()), T(0)), o.reduction());
+}
+
 // (N, C, d1, ...) as (N d1 ..., C), and its targets (N, d1, ...) as (N d1 ...).
 template <class T>
 Tensor<T> classes_last(const Tensor<T>& x) {
@@ -242,6 +254,54 @@ struct TripletMarginLossOptions : LossOptionsBase<TripletMarginLossOptions> {
   double margin_ = 1, p_ = 2, eps_ = 1e-6;
   bool swap_ = false;
 };
+// TripletMarginWithDistanceLoss's options: the distance between two batches
+// of vectors (PyTorch's pairwise_distance where none is given), set from a
+// callable of two tensors that is kept for float and double tensors where
+// it takes them (a generic lambda, [](const auto& a, const auto& b) {...},
+// serves both), the margin, swap and the reduction.
+struct TripletMarginWithDistanceLossOptions : LossOptionsBase<TripletMarginWithDistanceLossOptions> {
+  template <class T>
+  using Distance = std::function<Tensor<T>(const Tensor<T>&, const Tensor<T>&)>;
+  template <class F>
+  TripletMarginWithDistanceLossOptions& distance_function(F f) {
+    static_assert(std::is_invocable_v<const F&, const Tensor<float>&, const Tensor<float>&> ||
+                      std::is_invocable_v<const F&, const Tensor<double>&, const Tensor<double>&>,
+                  "distance_function takes a callable of two float or double tensors");
+    set<float>(f);
+    set<double>(f);
+    has_distance_ = true;
+    return *this;
+  }
+  TripletMarginWithDistanceLossOptions& margin(double v) { margin_ = v; return *this; }
+  TripletMarginWithDistanceLossOptions& swap(bool v) { swap_ = v; return *this; }
+  double margin() const { return margin_; }
+  bool swap() const { return swap_; }
+  bool has_distance_function() const { return has_distance_; }
+  // The distance for T, empty where the callable does not take T.
+  template <class T>
+  const Distance<T>& distance_function() const {
+    if constexpr (std::is_same_v<T, float>) return float_distance_;
+    else return double_distance_;
+  }
+
+ private:
+  template <class T>
+  Distance<T>& slot() {
+    if constexpr (std::is_same_v<T, float>) return float_distance_;
+    else return double_distance_;
+  }
+  template <class T, class F>
+  void set(const F& f) {
+    if constexpr (std::is_invocable_v<const F&, const Tensor<T>&, const Tensor<T>&>)
+      slot<T>() = [f](const Tensor<T>& a, const Tensor<T>& b) { return Tensor<T>(f(a, b)); };
+    else
+      slot<T>() = nullptr;
+  }
+  Distance<float> float_distance_;
+  Distance<double> double_distance_;
+  double margin_ = 1;
+  bool swap_ = false, has_distance_ = false;
+};
 
 // ----- functional ------------------------------------------------------------------
 namespace functional {
@@ -262,6 +322,7 @@ using KLDivFuncOptions = KLDivLossOptions;
 using CosineEmbeddingLossFuncOptions = CosineEmbeddingLossOptions;
 using MarginRankingLossFuncOptions = MarginRankingLossOptions;
 using TripletMarginLossFuncOptions = TripletMarginLossOptions;
+using TripletMarginWithDistanceLossFuncOptions = TripletMarginWithDistanceLossOptions;
 
 template <detail::FloatElement T>
 Tensor<T> mse_loss(const Tensor<T>& input, const Tensor<T>& target, const MSELossOptions& o = {}) {
@@ -497,10 +558,27 @@ Tensor<T> triplet_margin_loss(const Tensor<T>& anchor, const Tensor<T>& positive
                 "The anchor, positive, and negative tensors are expected to have the same number of dimensions");
   const auto by = PairwiseDistanceFuncOptions().p(o.p()).eps(o.eps());
   auto distance = [&](const Tensor<T>& a, const Tensor<T>& b) { return pairwise_distance(a, b, by); };
-  const Tensor<T> d_ap = distance(anchor, positive);
-  Tensor<T> d_an = distance(anchor, negative);
-  if (o.swap()) d_an = minimum(d_an, distance(positive, negative));
-  return detail::reduce_loss<T>(clamp_min(d_ap - d_an + T(o.margin()), T(0)), o.reduction());
+  return detail::triplet_loss(anchor, positive, negative, distance, o);
+}
+
+// max(d(a, p) - d(a, n) + margin, 0) with the options' distance d
+// (pairwise_distance where none is set); swap uses min(d(a, n), d(p, n)).
+template <detail::FloatElement T>
+Tensor<T> triplet_margin_with_distance_loss(const Tensor<T>& anchor, const Tensor<T>& positive,
+                                            const Tensor<T>& negative, const TripletMarginWithDistanceLossOptions& o = {}) {
+  auto distance = [&](const Tensor<T>& a, const Tensor<T>& b) -> Tensor<T> {
+    if (!o.has_distance_function()) return pairwise_distance(a, b);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const auto& d = o.template distance_function<T>();
+      detail::check(static_cast<bool>(d), "triplet_margin_with_distance_loss: the distance function takes no '",
+                    detail::scalar_type_name<T>(), "' tensors");
+      return d(a, b);
+    } else {
+      detail::fail<Error>("triplet_margin_with_distance_loss: a distance function is kept for float and double "
+                          "tensors, and these are '", detail::scalar_type_name<T>(), "'");
+    }
+  };
+  return detail::triplet_loss(anchor, positive, negative, distance, o);
 }
 
 }  // namespace functional
@@ -647,5 +725,20 @@ class TripletMarginLossImpl : public LossImpl<TripletMarginLossOptions> {
   }
 };
 using TripletMarginLoss = ModuleHolder<TripletMarginLossImpl>;
+// Its default distance is a child module, PairwiseDistance(), as in PyTorch
+// (and in its repr).
+class TripletMarginWithDistanceLossImpl : public LossImpl<TripletMarginWithDistanceLossOptions> {
+ public:
+  explicit TripletMarginWithDistanceLossImpl(const TripletMarginWithDistanceLossOptions& options = {})
+      : LossImpl(options) {
+    if (!options.has_distance_function()) register_module("distance_function", PairwiseDistance());
+  }
+  std::string name() const override { return "TripletMarginWithDistanceLoss"; }
+  template <detail::FloatElement T>
+  Tensor<T> forward(const Tensor<T>& anchor, const Tensor<T>& positive, const Tensor<T>& negative) const {
+    return F::triplet_margin_with_distance_loss(anchor, positive, negative, options);
+  }
+};
+using TripletMarginWithDistanceLoss = ModuleHolder<TripletMarginWithDistanceLossImpl>;
 
 }  // namespace tsr::nn
