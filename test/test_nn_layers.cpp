@@ -1232,6 +1232,40 @@ TEST_CASE("LocalResponseNorm: PyTorch's values, gradients and repr") {
         "Expected 3D or higher dimensionality input (got 2 dimensions)");
 }
 
+TEST_CASE("Conv1d, Conv2d, Conv3d with padding_mode reflect, replicate and circular as PyTorch's") {
+  using V = std::vector<Tensor<double>>;
+  auto check_module = [](const std::string& name, auto module) {
+    module->template to<double>();
+    for (auto& [pname, p] : module->named_parameters())
+      p.template as<double>().detach().copy_(test::golden<double>("cpm_" + name + "_" + pname));
+    check_forward_backward<double>("cpm_" + name, 1, [&](const V& v) { return module(v[0]); }, 1e-12);
+    for (auto& [pname, p] : module->named_parameters())
+      check_close(p.template as<double>().grad(), test::golden<double>("cpm_" + name + "_p_" + pname), 1e-12, 1e-12,
+                  name + " " + pname);
+    return module->repr();
+  };
+  std::string reprs;
+  reprs += check_module("conv2d_reflect", nn::Conv2d(nn::Conv2dOptions(2, 3, {3, 2}).padding({1, 2}).padding_mode(kReflect))) + "\n";
+  reprs += check_module("conv1d_circular_same",
+                        nn::Conv1d(nn::Conv1dOptions(2, 3, 4).padding(kSame).dilation(2).padding_mode(kCircular))) + "\n";
+  reprs += check_module("conv3d_replicate",
+                        nn::Conv3d(nn::Conv3dOptions(2, 2, 2).stride(2).padding(1).bias(false).padding_mode(kReplicate))) + "\n";
+  reprs += check_module("conv2d_unbatched_reflect", nn::Conv2d(nn::Conv2dOptions(2, 3, 3).padding(1).padding_mode(kReflect))) + "\n";
+  std::ifstream in(std::string(TSR_GOLDEN_DIR) + "/nn_conv_padding_modes.txt");
+  CHECK(reprs == std::string(std::istreambuf_iterator<char>(in), {}));
+  // kZeros is the default; circular padding of an unbatched input is refused, as PyTorch refuses it.
+  CHECK(nn::Conv2d(nn::Conv2dOptions(2, 3, 3).padding_mode(kZeros))->repr() == "Conv2d(2, 3, kernel_size=(3, 3), stride=(1, 1))");
+  CHECK(error_of([] { nn::Conv2d(nn::Conv2dOptions(2, 3, 3).padding(1).padding_mode(kCircular))->forward(zeros({2, 4, 4})); }) ==
+        "Invalid padding size, expected 2 but got 4");
+  // A Sequential runs Conv2d + ReLU in one product with the activation in its epilogue: the padding applies there too.
+  manual_seed(3);
+  nn::Conv2d conv(nn::Conv2dOptions(2, 3, 3).padding(1).padding_mode(kReplicate));
+  nn::Sequential seq(conv);
+  seq->push_back(nn::ReLU());
+  const Tensor<float> x = randn({1, 2, 4, 5});
+  CHECK(allclose(seq(x), relu(conv(x)), 1e-6, 1e-6));
+}
+
 TEST_CASE("3-d layers: Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, BatchNorm3d, InstanceNorm3d as PyTorch's") {
   namespace F = nn::functional;
   using V = std::vector<Tensor<double>>;

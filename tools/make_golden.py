@@ -2956,6 +2956,36 @@ def _save_module_case(prefix, model, tensors, f, g):
         save(f"{prefix}_p_{name}", p.grad)
 
 
+def nn_conv_padding_modes():
+    """nn: Conv1d, Conv2d and Conv3d with padding_mode reflect, replicate and
+    circular (numeric and 'same' padding; output, input and parameter
+    gradients, double) and their reprs (cpm_*)."""
+    import torch.nn as nn
+    g = torch.Generator().manual_seed(67)
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    cases = {
+        "conv2d_reflect": (nn.Conv2d(2, 3, (3, 2), padding=(1, 2), padding_mode="reflect"), (2, 2, 5, 6)),
+        "conv1d_circular_same": (nn.Conv1d(2, 3, 4, padding="same", dilation=2, padding_mode="circular"), (2, 2, 9)),
+        "conv3d_replicate": (nn.Conv3d(2, 2, 2, stride=2, padding=1, bias=False, padding_mode="replicate"), (1, 2, 3, 4, 3)),
+        "conv2d_unbatched_reflect": (nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"), (2, 4, 5)),
+    }
+    reprs = []
+    for name, (m, shape) in cases.items():
+        m = m.double()
+        with torch.no_grad():
+            for p in m.parameters():
+                p.copy_(r(*p.shape))
+        for pname, p in m.named_parameters():
+            save(f"cpm_{name}_{pname}", p.detach())
+        _save_module_case(f"cpm_{name}", m, [r(*shape)], lambda model, x: model(x), g)
+        reprs.append(repr(m))
+    with open(os.path.join(OUT, "nn_conv_padding_modes.txt"), "w") as f:
+        f.write("\n".join(reprs) + "\n")
+
+
 def nn_recurrent():
     """nn: RNN, LSTM, GRU and their cells (initial weights for a seed, state_dict
     keys, outputs and the gradients of inputs, states and every parameter,
@@ -3600,6 +3630,7 @@ if __name__ == "__main__":
     linalg_decompositions()
     einsum_cases()
     linalg_compositions()
+    nn_conv_padding_modes()
     nn_recurrent()
     nn_attention()
     nn_transformer_decoder()

@@ -25,6 +25,7 @@
 #include "fused_activation.hpp"
 #include "holder.hpp"
 #include "init.hpp"
+#include "padding.hpp"
 
 namespace tsr::autograd::tag {
 struct Im2col;
@@ -434,6 +435,9 @@ struct ConvOptions {
   ConvOptions& dilation(ExpandingArray<D> v) { dilation_ = v; return *this; }
   ConvOptions& groups(int64_t v) { groups_ = v; return *this; }
   ConvOptions& bias(bool v) { bias_ = v; return *this; }
+  // kZeros (the default), kReflect, kReplicate or kCircular: how the input
+  // is padded, as PyTorch's padding_mode.
+  ConvOptions& padding_mode(PadMode m) { padding_mode_ = m; return *this; }
   int64_t in_channels() const { return in_channels_; }
   int64_t out_channels() const { return out_channels_; }
   const ExpandingArray<D>& kernel_size() const { return kernel_size_; }
@@ -445,6 +449,7 @@ struct ConvOptions {
   bool padding_named() const { return named_padding_; }
   int64_t groups() const { return groups_; }
   bool bias() const { return bias_; }
+  PadMode padding_mode() const { return padding_mode_; }
 
  private:
   int64_t in_channels_, out_channels_;
@@ -452,6 +457,7 @@ struct ConvOptions {
   bool same_ = false, named_padding_ = false;
   int64_t groups_ = 1;
   bool bias_ = true;
+  PadMode padding_mode_ = PadMode::Constant;
 };
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
@@ -683,20 +689,25 @@ class ConvImpl : public Module {
     if (!options.dilation().all(1)) s += ", dilation=" + options.dilation().repr();
     if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
     if (!bias.defined()) s += ", bias=False";
+    if (pads_input()) {
+      static constexpr const char* kModes[] = {"zeros", "reflect", "replicate", "circular"};
+      s += std::string(", padding_mode=") + kModes[static_cast<int>(options.padding_mode())];
+    }
     return s;
   }
   template <detail::FloatElement T>
-  Tensor<T> forward(const Tensor<T>& x) const {
+  Tensor<T> forward(const Tensor<T>& x_in) const {
     const Tensor<T> b = bias.defined() ? bias.as<T>() : Tensor<T>();
+    const Tensor<T> x = padded_input(x_in);
     if constexpr (D == 1) {
-      return F::conv1d(x, weight.as<T>(), b, options.stride()[0], options.padding()[0], options.dilation()[0],
-                       options.groups(), options.padding_same());
+      return F::conv1d(x, weight.as<T>(), b, options.stride()[0], pads_input() ? 0 : options.padding()[0],
+                       options.dilation()[0], options.groups(), options.padding_same() && !pads_input());
     } else if constexpr (D == 2) {
       return F::conv2d(x, weight.as<T>(), b, func_options());
     } else {
-      auto o = F::Conv3dFuncOptions().stride(options.stride()).padding(options.padding()).dilation(options.dilation()).groups(
-          options.groups());
-      if (options.padding_same()) o.padding(PaddingMode::Same);
+      auto o = F::Conv3dFuncOptions().stride(options.stride()).padding(pads_input() ? ExpandingArray<3>(0) : options.padding())
+                   .dilation(options.dilation()).groups(options.groups());
+      if (options.padding_same() && !pads_input()) o.padding(PaddingMode::Same);
       return F::conv3d(x, weight.as<T>(), b, o);
     }
   }
@@ -706,7 +717,8 @@ class ConvImpl : public Module {
   template <detail::FloatElement T>
     requires(D == 2)
   Tensor<T> forward_activated(const Tensor<T>& x, detail::Activation act) const {
-    return detail::conv2d_activated(x, weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>(), func_options(), act);
+    return detail::conv2d_activated(padded_input(x), weight.as<T>(), bias.defined() ? bias.as<T>() : Tensor<T>(),
+                                    func_options(), act);
   }
 
   ConvOptions<D> options;
@@ -714,12 +726,32 @@ class ConvImpl : public Module {
   AnyTensor& bias;
 
  private:
+  // The padding modes other than zeros pad the input first, by the
+  // padding (or 'same''s split of it, the extra on the far side) of each
+  // dim, and then convolve with none, as PyTorch's modules do.
+  bool pads_input() const { return options.padding_mode() != PadMode::Constant; }
+  template <class T>
+  Tensor<T> padded_input(const Tensor<T>& x) const {
+    if (!pads_input()) return x;
+    std::vector<int64_t> pads;  // the last dim's first, as F::pad takes them
+    for (std::size_t i = D; i-- > 0;) {
+      int64_t before = options.padding()[i], after = before;
+      if (options.padding_same()) {
+        const int64_t total = options.dilation()[i] * (options.kernel_size()[i] - 1);
+        before = total / 2;
+        after = total - before;
+      }
+      pads.push_back(before);
+      pads.push_back(after);
+    }
+    return F::pad(x, F::PadFuncOptions(pads).mode(options.padding_mode()));
+  }
   F::Conv2dFuncOptions func_options() const
     requires(D == 2)
   {
-    auto o = F::Conv2dFuncOptions().stride(options.stride()).padding(options.padding()).dilation(options.dilation()).groups(
-        options.groups());
-    if (options.padding_same()) o.padding(PaddingMode::Same);
+    auto o = F::Conv2dFuncOptions().stride(options.stride()).padding(pads_input() ? ExpandingArray<2>(0) : options.padding())
+                 .dilation(options.dilation()).groups(options.groups());
+    if (options.padding_same() && !pads_input()) o.padding(PaddingMode::Same);
     return o;
   }
   static Shape weight_shape(const ConvOptions<D>& o) {
