@@ -52,14 +52,20 @@ template <class T>
     fail_kernel_dtype<T>(fn, kernel);
 }
 
+// The decompositions run on the host: a tensor on a device is refused.
+template <class T>
+void check_on_cpu(const Tensor<T>& t, const char* fn) {
+  check(t.device().is_cpu(), fn, ": tessera computes linear algebra decompositions on the CPU; got a tensor on ",
+        t.device().str(), " (move it with .to(tsr::kCPU))");
+}
+
 // A (*, n, n): at least two dims, square, on the CPU.
 template <class T>
 void check_square_matrices(const Tensor<T>& a, const char* fn) {
   check(a.dim() >= 2, fn, ": The input tensor A must have at least 2 dimensions.");
   check(a.size(-1) == a.size(-2), fn, ": A must be batches of square matrices, but they are ", a.size(-2), " by ",
         a.size(-1), " matrices");
-  check(a.device().is_cpu(), fn, ": tessera computes linear algebra decompositions on the CPU; got a tensor on ",
-        a.device().str(), " (move it with .to(tsr::kCPU))");
+  check_on_cpu(a, fn);
 }
 
 // The batch dims of t (all but the last two) and t's shape with its batch

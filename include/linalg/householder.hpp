@@ -82,8 +82,7 @@ std::tuple<Tensor<typename EA::value_type>, Tensor<typename EA::value_type>> geq
   detail::check(a.dim() >= 2, "torch.geqrf: input must have at least 2 dimensions.");
   static_assert(is_floating_v<T>, "torch.geqrf: Expected a floating point or complex tensor as input");
   detail::check_no_autograd("geqrf (PyTorch 1.13 has no derivative for it)", a);
-  detail::check(a.device().is_cpu(), "torch.geqrf: tessera computes linear algebra decompositions on the CPU; got a "
-                "tensor on ", a.device().str(), " (move it with .to(tsr::kCPU))");
+  detail::check_on_cpu(a, "torch.geqrf");
   if constexpr (!detail::linalg_type_v<T>) {
     detail::fail_kernel_dtype<T>("torch.geqrf", "geqrf_cpu");
   } else {
@@ -116,8 +115,8 @@ Tensor<typename EA::value_type> householder_product(const EA& ea, const ET& et) 
   detail::check(a.size(-1) >= tau.size(-1), fn, ": input.shape[-1] must be greater than or equal to tau.shape[-1]");
   detail::check_reflector_batch(a, tau, fn);
   static_assert(is_floating_v<T>, "torch.linalg.householder_product: Expected a floating point or complex tensor");
-  detail::check(a.device().is_cpu() && tau.device().is_cpu(), fn, ": tessera computes it on the CPU (move the "
-                "tensors with .to(tsr::kCPU))");
+  detail::check_on_cpu(a, fn);
+  detail::check_on_cpu(tau, fn);
   if constexpr (!detail::linalg_type_v<T>) {
     detail::fail_kernel_dtype<T>(fn, "orgqr_cpu");
   } else {
@@ -164,8 +163,7 @@ Tensor<typename EA::value_type> ormqr(const EA& ea, const ET& et, const EC& ec, 
                 "input.shape[:-2], but got ", detail::batch_of(c));
   static_assert(is_floating_v<T>, "torch.ormqr: Expected a floating point or complex tensor");
   detail::check_no_autograd("ormqr (PyTorch 1.13 has no derivative for it)", a, tau, c);
-  detail::check(a.device().is_cpu() && tau.device().is_cpu() && c.device().is_cpu(), fn,
-                ": tessera computes it on the CPU (move the tensors with .to(tsr::kCPU))");
+  for (const Tensor<T>* t : {&a, &tau, &c}) detail::check_on_cpu(*t, fn);
   if constexpr (!detail::linalg_type_v<T>) {
     detail::fail_kernel_dtype<T>(fn, "ormqr_cpu");
   } else {

@@ -29,8 +29,7 @@ namespace detail_la {
 template <class T>
 void check_matrices(const Tensor<T>& a, const char* fn) {
   detail::check(a.dim() >= 2, fn, ": Expected tensor with 2 or more dimensions. Got size: ", a.sizes(), " instead");
-  detail::check(a.device().is_cpu(), fn, ": tessera computes linear algebra decompositions on the CPU; got a tensor on ",
-                a.device().str(), " (move it with .to(tsr::kCPU))");
+  detail::check_on_cpu(a, fn);
 }
 
 template <class I>

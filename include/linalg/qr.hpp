@@ -91,8 +91,7 @@ std::tuple<Tensor<typename EA::value_type>, Tensor<typename EA::value_type>> qr(
   detail::check(mode == "reduced" || mode == "complete" || mode == "r", "qr received unrecognized mode '", mode,
                 "' but expected one of 'reduced' (default), 'r', or 'complete'");
   static_assert(is_floating_v<T>, "linalg.qr: Expected a floating point or complex tensor as input");
-  detail::check(a.device().is_cpu(), "linalg.qr: tessera computes linear algebra decompositions on the CPU; got a "
-                "tensor on ", a.device().str(), " (move it with .to(tsr::kCPU))");
+  detail::check_on_cpu(a, "linalg.qr");
   if constexpr (!detail::linalg_type_v<T>) {
     detail::fail_kernel_dtype<T>("linalg.qr", "geqrf_cpu");
   } else {

@@ -110,8 +110,7 @@ inline bool svd_tall(const double* x, int64_t m, int64_t n, double* u, int64_t u
 template <class T>
 std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> svd_impl(const Tensor<T>& a, bool full_matrices, const char* fn) {
   check(a.dim() >= 2, fn, ": The input tensor A must have at least 2 dimensions.");
-  check(a.device().is_cpu(), fn, ": tessera computes linear algebra decompositions on the CPU; got a tensor on ",
-        a.device().str(), " (move it with .to(tsr::kCPU))");
+  check_on_cpu(a, fn);
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
   const Shape batch = batch_of(a);
